@@ -1,0 +1,21 @@
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,data,plot]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m kseq.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,235 @@
+"""Beam search with finished/alive sets, length and coverage penalties, and early stop.
+
+Shape letters: `B` batch, `K` beams, `N` = B·K, `T` `max_length`, `V` vocabulary,
+`S` source length, `M` = `n_best`.
+
+Ranking. Alive beams are ranked by raw summed log-probability. A beam that emits
+the end token leaves the alive set and is scored `s / lp(L) + cp` (length
+penalty, see `length_penalty.py`; `L` counts the end token; `cp` the coverage
+term, `<= 0`). The `K` best finished hypotheses are kept.
+
+Early stop. Log-probabilities are `<= 0`, so an alive beam's raw score `s` can
+only fall. For `α >= 0`, `lp` is positive and non-decreasing in `L`, so every
+extension of it scores at most `s / lp(L_max)` (and `cp <= 0` only lowers it).
+When that bound for the best alive beam is no better than the `n_best`-th
+finished score, no alive beam can enter the returned list and the row stops.
+The bound needs `α >= 0`; early stop with `α < 0` is rejected.
+"""
+
+import tensorflow as tf
+
+from kseq.decoding.length_penalty import (
+    check_length_penalty,
+    coverage_penalty_term,
+    length_penalty_factor,
+)
+from kseq.decoding.ngram_blocking import block_repeated_ngrams
+from kseq.decoding.search_common import (
+    NEG_INF,
+    block_end_before_min_length,
+    check_end_id,
+    check_search_arguments,
+    log_softmax_float32,
+    row_length_limits,
+    tile_rows,
+    write_column,
+)
+
+
+def check_beam_arguments(beam_size, n_best, length_penalty, alpha, early_stop, coverage_penalty):
+    if beam_size < 1:
+        raise ValueError(f"`beam_size` must be >= 1. Received: beam_size={beam_size}")
+    if not 1 <= n_best <= beam_size:
+        raise ValueError(
+            f"`n_best` must be in [1, beam_size={beam_size}]. Received: n_best={n_best}"
+        )
+    check_length_penalty(length_penalty, alpha)
+    if early_stop and length_penalty is not None and alpha < 0:
+        raise ValueError(
+            "Early stop is only exact for `alpha >= 0` (the length penalty must not "
+            f"shrink with length). Pass early_stop=False. Received: alpha={alpha}"
+        )
+    if coverage_penalty < 0:
+        raise ValueError(
+            f"`coverage_penalty` must be >= 0. Received: coverage_penalty={coverage_penalty}"
+        )
+
+
+def _two_stage_top_k(candidates, k):
+    """Best `k` of `[B, K, V]` scores: per beam first, then over beams.
+
+    Returns `(scores [B, k], beam [B, k], token [B, k])`. Only `K·k` values
+    reach the second stage, so a large vocabulary stays cheap. Ties go to the
+    lower beam, then the lower token id.
+    """
+    beams, vocab = candidates.shape[1], candidates.shape[2]
+    per_beam = min(k, vocab)
+    values, tokens = tf.math.top_k(candidates, k=per_beam)  # [B, K, k']
+    batch = tf.shape(candidates)[0]
+    values = tf.reshape(values, [batch, beams * per_beam])  # [B, K·k']
+    tokens = tf.reshape(tokens, [batch, beams * per_beam])
+    best, position = tf.math.top_k(values, k=k)  # [B, k]
+    return best, position // per_beam, tf.gather(tokens, position, batch_dims=1)
+
+
+def beam_search(
+    step, state, memory, start_ids, *, beam_size, max_length, end_id,
+    length_penalty="fairseq", alpha=0.75, coverage_penalty=0.0, min_length=0,
+    source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
+    n_best=1, early_stop=True,
+):
+    """Beam search over the step protocol, in one `tf.while_loop`.
+
+    `memory` is tiled to beams once and never reordered; `state` is reordered by
+    a gather on its batch axis, so a step function never has to know about beams.
+
+    Args:
+        step: `step(token_ids [N], state, memory, t) -> (logits [N, V], state)`.
+            With `coverage_penalty > 0` the returned state must hold
+            `"attention"` `[N, S]` and `memory` a `"mask"` `[B, S]`.
+        state, memory, start_ids: as in `greedy_search` (batch `B`, untiled).
+        beam_size: `K >= 1`.
+        max_length, end_id, min_length, source_lengths, max_length_a,
+        max_length_b, no_repeat_ngram_size: as in `greedy_search`.
+        length_penalty: `"fairseq"`, `"gnmt"` or None; `alpha` its exponent.
+        coverage_penalty: `β >= 0` of the GNMT coverage term.
+        n_best: hypotheses returned per row, `<= K`.
+        early_stop: stop a row once no alive beam can enter its n-best list.
+
+    Returns:
+        `(ids [B, M, T] int32, scores [B, M] float32, lengths [B, M] int32)` in
+        score order. Finished ids end with `end_id`; positions after it hold the
+        pad id 0. A row with fewer than `M` finished hypotheses is completed with
+        its best alive beams (no end token; score `s / lp(L)`).
+
+    Example:
+    >>> import tensorflow as tf, kseq
+    >>> def step(ids, state, memory, t):  # token 1 first, then the end token 2
+    ...     probs = tf.where(t < 1, [.1, .6, .3], [.1, .1, .8])
+    ...     return tf.math.log(tf.tile(probs[None], [tf.shape(ids)[0], 1])), state
+    >>> ids, scores, lengths = kseq.decoding.beam_search(step, {}, {}, tf.constant([0]),
+    ...     beam_size=2, max_length=4, end_id=2, length_penalty=None)
+    >>> ids.numpy()[0, 0].tolist(), lengths.numpy()[0].tolist()
+    ([1, 2, 0, 0], [2])
+    """
+    check_search_arguments(max_length=max_length, end_id=end_id, min_length=min_length)
+    check_beam_arguments(beam_size, n_best, length_penalty, alpha, early_stop, coverage_penalty)
+    K = beam_size
+    start_ids = tf.cast(start_ids, tf.int32)
+    batch = tf.shape(start_ids)[0]
+    limits = row_length_limits(batch, max_length, memory, source_lengths, max_length_a, max_length_b)
+    use_coverage = coverage_penalty > 0
+    if use_coverage and not (isinstance(memory, dict) and "mask" in memory):
+        raise ValueError(
+            "`coverage_penalty > 0` needs memory['mask'] [B, S]. "
+            f"Received: memory keys={sorted(memory) if isinstance(memory, dict) else memory}"
+        )
+    source_mask = memory["mask"][:, None, :] if use_coverage else None  # [B, 1, S]
+    memory = tile_rows(memory, K)
+    state = tile_rows(state, K)
+
+    def penalise(raw, lengths, coverage):
+        score = raw / length_penalty_factor(lengths, length_penalty, alpha)
+        if use_coverage:
+            score += coverage_penalty_term(coverage, source_mask, coverage_penalty)
+        return score
+
+    first_beam_only = tf.concat([[0.0], tf.fill([K - 1], NEG_INF)], axis=0)
+    alive_log_probs = tf.tile(first_beam_only[None], [batch, 1])  # [B, K]
+    alive_sequences = tf.zeros([batch, K, max_length], tf.int32)
+    source_width = tf.shape(source_mask)[2] if use_coverage else 1
+    alive_coverage = tf.zeros([batch, K, source_width], tf.float32)
+    finished_sequences = tf.zeros([batch, K, max_length], tf.int32)
+    finished_scores = tf.fill([batch, K], NEG_INF)
+    finished_lengths = tf.zeros([batch, K], tf.int32)
+    steps_taken = tf.zeros([batch], tf.int32)
+    done = tf.zeros([batch], tf.bool)
+    best_possible_lp = length_penalty_factor(limits, length_penalty, alpha)  # [B]
+
+    def body(t, tokens, state, alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len,
+             steps_taken, done):
+        logits, new_state = step(tokens, state, memory, t)
+        vocab = logits.shape[-1]
+        check_end_id(end_id, vocab)
+        log_probs = log_softmax_float32(logits)  # [N, V]
+        log_probs = block_end_before_min_length(log_probs, t, min_length, end_id)
+        flat_seq = tf.reshape(alive_seq, [-1, max_length])  # [N, T]
+        log_probs = block_repeated_ngrams(log_probs, flat_seq, t, no_repeat_ngram_size)
+        log_probs = tf.reshape(log_probs, [batch, K, -1])  # [B, K, V]
+        candidates = alive_lp[:, :, None] + log_probs
+        # 2K candidates: even if K of them end, K remain to stay alive.
+        cand_lp, cand_beam, cand_token = _two_stage_top_k(candidates, min(2 * K, K * vocab))
+        cand_seq = write_column(tf.gather(alive_seq, cand_beam, batch_dims=1), t, cand_token)
+        cand_cov = alive_cov
+        if use_coverage:
+            attention = tf.reshape(tf.cast(new_state["attention"], tf.float32), [batch, K, -1])
+            cand_cov = tf.gather(alive_cov + attention, cand_beam, batch_dims=1)
+        is_end = tf.equal(cand_token, end_id)
+
+        # Alive: the K best candidates that did not end (raw score).
+        alive_candidates = tf.where(is_end, NEG_INF, cand_lp)
+        next_lp, pick = tf.math.top_k(alive_candidates, k=K)  # [B, K]
+        next_seq = tf.gather(cand_seq, pick, batch_dims=1)
+        next_tokens = tf.gather(cand_token, pick, batch_dims=1)
+        parent = tf.gather(cand_beam, pick, batch_dims=1)
+        next_cov = tf.gather(cand_cov, pick, batch_dims=1) if use_coverage else alive_cov
+        rows = tf.range(batch)[:, None] * K + parent  # [B, K] rows of the N-sized state
+        next_state = tf.nest.map_structure(
+            lambda s: tf.gather(s, tf.reshape(rows, [-1])), new_state
+        )
+
+        # Finished: merge the ended candidates into the K best so far.
+        length = tf.fill(tf.shape(cand_lp), t + 1)
+        ended_score = tf.where(is_end, penalise(cand_lp, length, cand_cov), NEG_INF)
+        pool_score = tf.concat([fin_score, ended_score], axis=1)  # [B, 3K]
+        next_fin_score, keep = tf.math.top_k(pool_score, k=K)
+        next_fin_seq = tf.gather(tf.concat([fin_seq, cand_seq], 1), keep, batch_dims=1)
+        next_fin_len = tf.gather(tf.concat([fin_len, length], 1), keep, batch_dims=1)
+
+        # Rows already done keep everything as it was.
+        frozen = done[:, None]
+        frozen3 = done[:, None, None]
+        alive_seq = tf.where(frozen3, alive_seq, next_seq)
+        alive_lp = tf.where(frozen, alive_lp, next_lp)
+        alive_cov = tf.where(frozen3, alive_cov, next_cov)
+        fin_seq = tf.where(frozen3, fin_seq, next_fin_seq)
+        fin_score = tf.where(frozen, fin_score, next_fin_score)
+        fin_len = tf.where(frozen, fin_len, next_fin_len)
+        steps_taken += tf.cast(tf.logical_not(done), tf.int32)
+
+        finished_row = t + 1 >= limits
+        if early_stop:
+            bound = alive_lp[:, 0] / best_possible_lp
+            finished_row |= fin_score[:, n_best - 1] >= bound
+        done = done | finished_row
+        return (t + 1, tf.reshape(next_tokens, [-1]), next_state, alive_seq, alive_lp,
+                alive_cov, fin_seq, fin_score, fin_len, steps_taken, done)
+
+    def cond(t, *loop_vars):
+        return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(loop_vars[-1])))
+
+    loop_vars = (tf.constant(0), tf.repeat(start_ids, K), state, alive_sequences,
+                 alive_log_probs, alive_coverage, finished_sequences, finished_scores,
+                 finished_lengths, steps_taken, done)
+    (_, _, _, alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len, steps_taken,
+     _) = tf.while_loop(cond, body, loop_vars, maximum_iterations=max_length)
+
+    alive_len = tf.tile(steps_taken[:, None], [1, K])
+    alive_score = penalise(alive_lp, alive_len, alive_cov)
+    return _fill_with_alive(
+        n_best, K, (fin_seq, fin_score, fin_len), (alive_seq, alive_score, alive_len)
+    )
+
+
+def _fill_with_alive(n_best, K, finished, alive):
+    """Top `n_best` finished hypotheses, completed by the best alive beams when short."""
+    fin_seq, fin_score, fin_len = finished
+    alive_seq, alive_score, alive_len = alive
+    finished_count = tf.reduce_sum(tf.cast(fin_score > NEG_INF, tf.int32), axis=1)  # [B]
+    slots = tf.range(n_best)[None, :]  # [1, M]
+    # Slot j takes finished j when it exists, else alive j - finished_count.
+    source = tf.where(slots < finished_count[:, None], slots, K + slots - finished_count[:, None])
+    ids = tf.gather(tf.concat([fin_seq, alive_seq], 1), source, batch_dims=1)
+    scores = tf.gather(tf.concat([fin_score, alive_score], 1), source, batch_dims=1)
+    lengths = tf.gather(tf.concat([fin_len, alive_len], 1), source, batch_dims=1)
+    return ids, scores, lengths

@@ -1,0 +1,82 @@
+"""Pieces shared by greedy, beam and sampling search.
+
+The searches are `tf.while_loop`s over TF tensors (graph size independent of
+`max_length`, exportable without XLA), so this package uses `tf` directly: the
+loop, `tf.gather(..., batch_dims)` and `tf.scatter_nd` have no `keras.ops` twin.
+
+Shape letters: `B` batch, `K` beams, `N` = B·K rows seen by the step function,
+`T` `max_length`, `V` vocabulary, `S` source length.
+"""
+
+import tensorflow as tf
+
+NEG_INF = float("-inf")
+
+
+def check_search_arguments(*, max_length, end_id, min_length=0, **unused):
+    """Validates arguments every search shares; raises `ValueError` naming the argument."""
+    if isinstance(max_length, int) and max_length < 1:
+        raise ValueError(f"`max_length` must be >= 1. Received: max_length={max_length}")
+    if isinstance(max_length, int) and min_length > max_length:
+        raise ValueError(
+            "`max_length` must be >= `min_length`. "
+            f"Received: max_length={max_length}, min_length={min_length}"
+        )
+    if min_length < 0:
+        raise ValueError(f"`min_length` must be >= 0. Received: min_length={min_length}")
+    if end_id < 0:
+        raise ValueError(f"`end_id` must be a vocabulary id >= 0. Received: end_id={end_id}")
+
+
+def check_end_id(end_id, vocab_size):
+    """Called once the step's vocabulary size is known (at trace time)."""
+    if vocab_size is not None and end_id >= vocab_size:
+        raise ValueError(
+            f"`end_id` must be < the vocabulary size {vocab_size}. Received: end_id={end_id}"
+        )
+
+
+def tile_rows(structure, times):
+    """Repeats every row of each tensor `times` times: `[B, ...] -> [B·times, ...]`."""
+    if times == 1:
+        return structure
+    return tf.nest.map_structure(lambda x: tf.repeat(x, times, axis=0), structure)
+
+
+def row_length_limits(batch_size, max_length, memory, source_lengths, max_length_a, max_length_b):
+    """Per-row maximum output length `[B]`: `min(max_length, a·source_length + b)`."""
+    limit = tf.fill([batch_size], tf.cast(max_length, tf.int32))
+    if max_length_a is None and max_length_b is None:
+        return limit
+    if source_lengths is None:
+        if not isinstance(memory, dict) or "mask" not in memory:
+            raise ValueError(
+                "`max_length_a`/`max_length_b` need `source_lengths` or memory['mask']. "
+                "Received: source_lengths=None"
+            )
+        source_lengths = tf.reduce_sum(tf.cast(memory["mask"], tf.int32), axis=1)
+    a = 0.0 if max_length_a is None else float(max_length_a)
+    b = 0.0 if max_length_b is None else float(max_length_b)
+    by_source = tf.cast(tf.floor(a * tf.cast(source_lengths, tf.float32) + b), tf.int32)
+    return tf.clip_by_value(by_source, 1, limit)
+
+
+def block_end_before_min_length(log_probs, t, min_length, end_id):
+    """Sets the end token's log-probability to -inf while `t < min_length`."""
+    if not min_length:
+        return log_probs
+    vocab = tf.shape(log_probs)[-1]
+    is_end = tf.equal(tf.range(vocab), end_id)[None, :]
+    return tf.where(tf.logical_and(t < min_length, is_end), NEG_INF, log_probs)
+
+
+def write_column(sequences, t, tokens):
+    """Returns `sequences [..., T]` with column `t` set to `tokens [...]` (no XLA op)."""
+    length = tf.shape(sequences)[-1]
+    at_t = tf.equal(tf.range(length), t)
+    return tf.where(at_t, tokens[..., None], sequences)
+
+
+def log_softmax_float32(logits):
+    """Scores stay float32 even when the step returns bfloat16/float16 logits."""
+    return tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)

@@ -1,0 +1,55 @@
+"""The loop behind greedy search and sampling: one hypothesis per row."""
+
+import tensorflow as tf
+
+from kseq.decoding.ngram_blocking import block_repeated_ngrams
+from kseq.decoding.search_common import (
+    block_end_before_min_length,
+    check_end_id,
+    log_softmax_float32,
+    row_length_limits,
+    write_column,
+)
+
+
+def single_path_search(
+    step, state, memory, start_ids, pick, *, max_length, end_id, min_length=0,
+    source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
+):
+    """Extends one hypothesis per row with `pick(log_probs [B, V], t) -> ids [B]`.
+
+    Returns `(ids [B, T], scores [B], lengths [B])`: ids end with `end_id` when
+    the row finished, later positions hold 0; `scores` sums the log-probabilities
+    of the picked tokens (float32); `lengths` counts tokens including the end token.
+    """
+    start_ids = tf.cast(start_ids, tf.int32)
+    batch = tf.shape(start_ids)[0]
+    limits = row_length_limits(batch, max_length, memory, source_lengths, max_length_a, max_length_b)
+    sequences = tf.zeros([batch, max_length], tf.int32)
+    scores = tf.zeros([batch], tf.float32)
+    lengths = tf.zeros([batch], tf.int32)
+    done = tf.zeros([batch], tf.bool)
+
+    def body(t, tokens, state, sequences, scores, lengths, done):
+        logits, state = step(tokens, state, memory, t)
+        check_end_id(end_id, logits.shape[-1])
+        log_probs = log_softmax_float32(logits)
+        log_probs = block_end_before_min_length(log_probs, t, min_length, end_id)
+        log_probs = block_repeated_ngrams(log_probs, sequences, t, no_repeat_ngram_size)
+        picked = tf.cast(pick(log_probs, t), tf.int32)
+        live = tf.logical_not(done)
+        token_score = tf.gather(log_probs, picked, batch_dims=1)
+        scores += tf.where(live, token_score, 0.0)
+        lengths += tf.cast(live, tf.int32)
+        sequences = write_column(sequences, t, tf.where(live, picked, 0))
+        done = done | tf.equal(picked, end_id) | (t + 1 >= limits)
+        return t + 1, picked, state, sequences, scores, lengths, done
+
+    def cond(t, tokens, state, sequences, scores, lengths, done):
+        return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(done)))
+
+    loop_vars = (tf.constant(0), start_ids, state, sequences, scores, lengths, done)
+    _, _, _, sequences, scores, lengths, _ = tf.while_loop(
+        cond, body, loop_vars, maximum_iterations=max_length
+    )
+    return sequences, scores, lengths

@@ -1,0 +1,9 @@
+"""Keras layers of kseq (all registered serializable under the `kseq` package)."""
+
+from kseq.layers.feed_forward import FeedForward
+from kseq.layers.multi_head_self_attention import MultiHeadSelfAttention
+from kseq.layers.position_embedding import LearnedPositionEmbedding, SinusoidalPositionEmbedding
+from kseq.layers.token_embedding import TokenEmbedding
+from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
+from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
+from kseq.decoding.beam_search_decoder import BeamSearchDecoder

@@ -1,0 +1,256 @@
+"""Multi-head scaled dot-product attention with a fixed-size KV cache.
+
+Shape letters: `B` batch, `T` query length, `S` key/value length, `H` heads,
+`D` per-head depth, `L` cache length (`max_length`), `E` model width.
+"""
+
+import keras
+from keras import ops
+
+from kseq.layers.checks import require_rank
+
+# Large negative logit for masked keys; finite so that fully masked rows stay NaN-free.
+_MASK_LOGIT = -1e9
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class MultiHeadSelfAttention(keras.layers.Layer):
+    """Scaled dot-product attention `softmax(QKᵀ/√D)V` over several heads.
+
+    Self-attention when called with one sequence, cross-attention when a
+    `value` sequence (the encoder output) is given. For decoding, a fixed-size
+    key/value cache of length `max_length` is updated in place at step `t`
+    (a one-hot blend, which has a gradient and needs no XLA), so the cache's
+    shape never depends on `t`.
+
+    Args:
+        num_heads: number of heads `H`.
+        key_dim: per-head depth `D` of queries and keys (and values).
+        causal: if True, position `i` attends only to positions `<= i`.
+        dropout: dropout rate on the attention weights.
+        output_dim: width of the output; defaults to the query width `E`.
+        use_bias: whether the projections use a bias.
+
+    Call arguments:
+        query: `[B, T, E]`.
+        value: optional `[B, S, E']`; None means self-attention.
+        query_mask: optional `[B, T]` bool, True at real query positions.
+        value_mask: optional `[B, S]` bool, True at real key positions
+            (defaults to `query_mask` for self-attention).
+        return_attention_scores: also return weights `[B, H, T, S]`.
+        training: whether dropout is active.
+
+    Returns:
+        `[B, T, E]`, and the weights when asked.
+
+    Example:
+    >>> import numpy as np, kseq
+    >>> layer = kseq.layers.MultiHeadSelfAttention(num_heads=2, key_dim=4, causal=True)
+    >>> x = np.random.rand(3, 5, 8).astype("float32")
+    >>> tuple(layer(x).shape)
+    (3, 5, 8)
+    >>> cache = layer.initial_cache(batch_size=3, max_length=5)
+    >>> y0, cache = layer.call_step(x[:, 0], cache, t=0)
+    >>> tuple(y0.shape), tuple(cache["key"].shape)
+    ((3, 8), (3, 5, 2, 4))
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        key_dim,
+        causal=False,
+        dropout=0.0,
+        output_dim=None,
+        use_bias=True,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if num_heads < 1 or key_dim < 1:
+            raise ValueError(
+                "`num_heads` and `key_dim` must be positive. "
+                f"Received: num_heads={num_heads}, key_dim={key_dim}"
+            )
+        self.num_heads = num_heads
+        self.key_dim = key_dim
+        self.causal = causal
+        self.dropout = dropout
+        self.output_dim = output_dim
+        self.use_bias = use_bias
+        self.supports_masking = True
+
+    def build(self, query_shape, value_shape=None):
+        value_shape = query_shape if value_shape is None else value_shape
+        width = self.num_heads * self.key_dim
+        self.query_dense = self._dense(width, "query", query_shape)
+        self.key_dense = self._dense(width, "key", value_shape)
+        self.value_dense = self._dense(width, "value", value_shape)
+        out_dim = self.output_dim or query_shape[-1]
+        self.output_dense = self._dense(out_dim, "attention_output", (None, None, width))
+        self.dropout_layer = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="attention_dropout"
+        )
+        self.built = True
+
+    def _dense(self, units, name, input_shape):
+        layer = keras.layers.Dense(
+            units, use_bias=self.use_bias, dtype=self.dtype_policy, name=name
+        )
+        layer.build(input_shape)
+        return layer
+
+    # -- shared pieces: the training path and the step path both use these --
+
+    def _split_heads(self, x):
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        # [B, S, H*D] -> [B, S, H, D]
+        return ops.reshape(x, (batch, length, self.num_heads, self.key_dim))
+
+    def project_memory(self, value):
+        """Keys and values of `value` `[B, S, E']`, computed once per sentence.
+
+        Returns a dict `{"key": [B, S, H, D], "value": [B, S, H, D]}` that a
+        search keeps in `memory` for cross-attention.
+        """
+        require_rank("value", value, 3)
+        return {
+            "key": self._split_heads(self.key_dense(value)),
+            "value": self._split_heads(self.value_dense(value)),
+        }
+
+    def attend(self, query, key, value, key_mask=None, training=None):
+        """Attention of `query` `[B, T, E]` over projected `key`/`value` `[B, S, H, D]`.
+
+        `key_mask` is `[B, S]` or `[B, T, S]` bool. Returns `(output [B, T, E],
+        weights [B, H, T, S])`.
+        """
+        q = self._split_heads(self.query_dense(query))
+        scale = ops.cast(1.0 / (self.key_dim**0.5), q.dtype)
+        logits = ops.einsum("bthd,bshd->bhts", q * scale, key)
+        # Softmax in float32 so bfloat16 runs keep normalised weights.
+        logits = ops.cast(logits, "float32")
+        if key_mask is not None:
+            mask = ops.cast(key_mask, "bool")
+            mask = mask[:, None, None, :] if len(mask.shape) == 2 else mask[:, None]
+            logits = ops.where(mask, logits, _MASK_LOGIT)
+        weights = ops.softmax(logits, axis=-1)
+        if key_mask is not None:
+            # A row whose keys are all masked gets zero weights, not uniform ones.
+            weights = ops.where(mask, weights, 0.0)
+        weights = ops.cast(weights, self.compute_dtype)
+        dropped = self.dropout_layer(weights, training=training)
+        context = ops.einsum("bhts,bshd->bthd", dropped, value)
+        batch, length = ops.shape(context)[0], ops.shape(context)[1]
+        # [B, T, H, D] -> [B, T, H*D]
+        context = ops.reshape(context, (batch, length, self.num_heads * self.key_dim))
+        return self.output_dense(context), weights
+
+    def call(
+        self,
+        query,
+        value=None,
+        query_mask=None,
+        value_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        require_rank("query", query, 3)
+        self_attention = value is None
+        if self_attention:
+            value, value_mask = query, query_mask if value_mask is None else value_mask
+        else:
+            require_rank("value", value, 3)
+        projected = self.project_memory(value)
+        key_mask = self._key_mask(query, value, value_mask, self_attention)
+        output, weights = self.attend(
+            query, projected["key"], projected["value"], key_mask, training
+        )
+        if query_mask is not None:
+            # Padded query rows carry zeros, so they cannot leak into later layers.
+            output = output * ops.cast(query_mask, output.dtype)[:, :, None]
+        return (output, weights) if return_attention_scores else output
+
+    def _key_mask(self, query, value, value_mask, self_attention):
+        if not (self.causal and self_attention):
+            return value_mask
+        length = ops.shape(query)[1]
+        positions = ops.arange(length)
+        causal = positions[None, :] <= positions[:, None]  # [T, S]
+        causal = causal[None]  # [1, T, S]
+        if value_mask is None:
+            return causal
+        return ops.logical_and(causal, ops.cast(value_mask, "bool")[:, None, :])
+
+    def compute_mask(self, query, previous_mask=None):
+        return previous_mask
+
+    # -- incremental decoding --
+
+    def initial_cache(self, batch_size, max_length):
+        """An empty cache `{"key", "value"}`, each `[B, L, H, D]` zeros."""
+        shape = (batch_size, max_length, self.num_heads, self.key_dim)
+        zeros = ops.zeros(shape, dtype=self.compute_dtype)
+        return {"key": zeros, "value": zeros}
+
+    def call_step(self, query_t, cache, t):
+        """Causal self-attention for one position `t`.
+
+        Args:
+            query_t: `[B, E]`, the input at position `t`.
+            cache: `{"key", "value"}` `[B, L, H, D]` holding positions `< t`.
+            t: scalar int, the position being decoded; must be `< L`.
+
+        Returns:
+            `(output [B, E], new_cache)`; the new cache has the same shapes.
+        """
+        require_rank("query_t", query_t, 2)
+        max_length = cache["key"].shape[1]
+        check_cache_room(t, max_length)
+        x = query_t[:, None, :]  # [B, 1, E]
+        new = self.project_memory(x)  # each [B, 1, H, D]
+        slot = ops.cast(ops.arange(max_length) == t, self.compute_dtype)
+        slot = slot[None, :, None, None]  # [1, L, 1, 1]
+        cache = {
+            name: cache[name] * (1 - slot) + new[name] * slot for name in ("key", "value")
+        }
+        visible = ops.arange(max_length) <= t  # [L]
+        batch = ops.shape(query_t)[0]
+        key_mask = ops.broadcast_to(visible[None, :], (batch, max_length))
+        output, _ = self.attend(x, cache["key"], cache["value"], key_mask)
+        return output[:, 0], cache
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "key_dim": self.key_dim,
+                "causal": self.causal,
+                "dropout": self.dropout,
+                "output_dim": self.output_dim,
+                "use_bias": self.use_bias,
+            }
+        )
+        return config
+
+
+def check_cache_room(t, max_length):
+    """Raises a clear error when step `t` does not fit a cache of `max_length`.
+
+    A Python int or eager tensor is checked at once; inside a traced loop the
+    check becomes a graph assertion (a core TF op, kept by SavedModel export).
+    """
+    message = f"KV cache overflow: step t must be < max_length={max_length}."
+    try:
+        value = int(t)
+    except (TypeError, ValueError):
+        value = None
+    if value is not None:
+        if value >= max_length or value < 0:
+            raise ValueError(f"{message} Received: t={value}")
+        return
+    # Symbolic t (inside a traced search loop): keras.ops has no assertion op,
+    # so use TF's, a core op that SavedModel export keeps.
+    import tensorflow as tf
+
+    tf.debugging.assert_less(t, max_length, message=message)

@@ -1,0 +1,197 @@
+"""One Transformer decoder block: causal self-attention, cross-attention, feed-forward.
+
+Shape letters: `B` batch, `T` target length, `S` source length, `E` width,
+`H` heads, `D` head depth, `L` cache length.
+"""
+
+import keras
+from keras import ops
+
+from kseq.layers.checks import require_mask, require_rank
+from kseq.layers.feed_forward import FeedForward
+from kseq.layers.multi_head_self_attention import MultiHeadSelfAttention
+from kseq.layers.residual import ResidualNorm, make_norm
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class TransformerDecoderBlock(keras.layers.Layer):
+    """Decoder block usable teacher-forced (`call`) or one token at a time (`step`).
+
+    Both paths run the same sub-layers, so step decoding reproduces the
+    teacher-forced outputs.
+
+    Args:
+        num_heads: attention heads; `E` must be divisible by it.
+        intermediate_dim: feed-forward hidden width.
+        dropout: dropout on residual branches and attention weights.
+        norm_first: pre-LN (True) or post-LN.
+        activation: feed-forward activation.
+        layer_norm_epsilon: epsilon of the layer norms.
+
+    Call arguments:
+        inputs: `[B, T, E]` decoder inputs.
+        memory: `[B, S, E]` encoder output.
+        memory_mask: `[B, S]` bool, True at real source tokens (required).
+        decoder_mask: optional `[B, T]` bool.
+        return_attention_scores: also return cross-attention weights `[B, H, T, S]`.
+
+    Returns:
+        `[B, T, E]` (and the weights when asked).
+
+    Example:
+    >>> import numpy as np, kseq
+    >>> block = kseq.layers.TransformerDecoderBlock(num_heads=2, intermediate_dim=16)
+    >>> x, memory = np.ones((2, 4, 8), "float32"), np.ones((2, 5, 8), "float32")
+    >>> mask = np.ones((2, 5), bool)
+    >>> tuple(block(x, memory, memory_mask=mask).shape)
+    (2, 4, 8)
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        intermediate_dim,
+        dropout=0.0,
+        norm_first=True,
+        activation="relu",
+        layer_norm_epsilon=1e-5,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.norm_first = norm_first
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.supports_masking = True
+
+    def build(self, inputs_shape, memory_shape=None):
+        width = inputs_shape[-1]
+        memory_shape = memory_shape or inputs_shape
+        if width % self.num_heads:
+            raise ValueError(
+                "The input width must be divisible by `num_heads`. "
+                f"Received: width={width}, num_heads={self.num_heads}"
+            )
+        depth = width // self.num_heads
+        self.self_attention = MultiHeadSelfAttention(
+            self.num_heads, depth, causal=True, dropout=self.dropout,
+            dtype=self.dtype_policy, name="self_attention",
+        )
+        self.self_attention.build(inputs_shape)
+        self.cross_attention = MultiHeadSelfAttention(
+            self.num_heads, depth, dropout=self.dropout,
+            dtype=self.dtype_policy, name="cross_attention",
+        )
+        self.cross_attention.build(inputs_shape, memory_shape)
+        self.feed_forward = FeedForward(
+            self.intermediate_dim, self.activation, self.dropout,
+            dtype=self.dtype_policy, name="feed_forward",
+        )
+        self.feed_forward.build(inputs_shape)
+        self.residual_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        eps = self.layer_norm_epsilon
+        self.self_attention_norm = make_norm(self, "self_attention_norm", eps, inputs_shape)
+        self.cross_attention_norm = make_norm(self, "cross_attention_norm", eps, inputs_shape)
+        self.feed_forward_norm = make_norm(self, "feed_forward_norm", eps, inputs_shape)
+        self.built = True
+
+    def _residuals(self):
+        return [
+            ResidualNorm(norm, self.residual_dropout, self.norm_first)
+            for norm in (
+                self.self_attention_norm,
+                self.cross_attention_norm,
+                self.feed_forward_norm,
+            )
+        ]
+
+    def _cross_and_feed_forward(self, x, cross_kv, memory_mask, training):
+        """The two sub-layers shared by `call` and `step`; returns `(x, weights)`."""
+        _, cross, feed = self._residuals()
+        found = {}
+
+        def cross_attend(h):
+            out, found["weights"] = self.cross_attention.attend(
+                h, cross_kv["key"], cross_kv["value"], memory_mask, training
+            )
+            return out
+
+        x = cross(x, cross_attend, training)
+        x = feed(x, lambda h: self.feed_forward(h, training=training), training)
+        return x, found["weights"]
+
+    def call(
+        self,
+        inputs,
+        memory,
+        memory_mask=None,
+        decoder_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        require_rank("inputs", inputs, 3)
+        require_rank("memory", memory, 3)
+        require_mask("memory_mask", memory_mask)
+        self_residual = self._residuals()[0]
+        x = self_residual(
+            inputs,
+            lambda h: self.self_attention(h, query_mask=decoder_mask, training=training),
+            training,
+        )
+        cross_kv = self.precompute_memory(memory)
+        x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, training)
+        return (x, weights) if return_attention_scores else x
+
+    def compute_mask(self, inputs, memory=None, mask=None, **kwargs):
+        return None
+
+    # -- incremental decoding --
+
+    def precompute_memory(self, memory):
+        """Cross-attention keys and values `{"key", "value"}` `[B, S, H, D]`, once a sentence."""
+        require_rank("memory", memory, 3)
+        return self.cross_attention.project_memory(memory)
+
+    def initial_cache(self, batch_size, max_length):
+        """Self-attention KV cache of fixed length `L`."""
+        return self.self_attention.initial_cache(batch_size, max_length)
+
+    def step(self, inputs_t, cache, cross_kv, memory_mask, t):
+        """Decodes position `t`.
+
+        Args:
+            inputs_t: `[B, E]`.
+            cache: self-attention cache from `initial_cache` / a previous step.
+            cross_kv: from `precompute_memory`.
+            memory_mask: `[B, S]` bool.
+            t: scalar position.
+
+        Returns:
+            `(outputs [B, E], new_cache, cross_weights [B, H, S])`.
+        """
+        require_rank("inputs_t", inputs_t, 2)
+        require_mask("memory_mask", memory_mask)
+        self_residual = self._residuals()[0]
+        new_cache = {}
+
+        def self_attend(h):
+            out, cache_out = self.self_attention.call_step(h[:, 0], cache, t)
+            new_cache.update(cache_out)
+            return out[:, None]
+
+        x = self_residual(inputs_t[:, None], self_attend)
+        x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, None)
+        return x[:, 0], new_cache, weights[:, :, 0]
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "norm_first": self.norm_first,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }

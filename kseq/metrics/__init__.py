@@ -1,0 +1,4 @@
+"""Losses and metrics that ignore padding."""
+
+from kseq.metrics.masked_accuracy import MaskedAccuracy
+from kseq.metrics.masked_cross_entropy import MaskedSparseCrossEntropy
