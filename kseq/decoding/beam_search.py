@@ -28,6 +28,7 @@ from kseq.decoding.search_common import (
     NEG_INF,
     block_end_before_min_length,
     check_end_id,
+    static_or_dynamic_batch,
     check_search_arguments,
     log_softmax_float32,
     row_length_limits,
@@ -72,6 +73,8 @@ def _two_stage_top_k(candidates, k):
     return best, position // per_beam, tf.gather(tokens, position, batch_dims=1)
 
 
+# Python-level branches here are trace-time choices: keep AutoGraph out of them.
+@tf.autograph.experimental.do_not_convert
 def beam_search(
     step, state, memory, start_ids, *, beam_size, max_length, end_id,
     length_penalty="fairseq", alpha=0.75, coverage_penalty=0.0, min_length=0,
@@ -116,7 +119,7 @@ def beam_search(
     check_beam_arguments(beam_size, n_best, length_penalty, alpha, early_stop, coverage_penalty)
     K = beam_size
     start_ids = tf.cast(start_ids, tf.int32)
-    batch = tf.shape(start_ids)[0]
+    batch = static_or_dynamic_batch(start_ids)
     limits = row_length_limits(batch, max_length, memory, source_lengths, max_length_a, max_length_b)
     use_coverage = coverage_penalty > 0
     if use_coverage and not (isinstance(memory, dict) and "mask" in memory):
@@ -155,7 +158,8 @@ def beam_search(
         log_probs = block_end_before_min_length(log_probs, t, min_length, end_id)
         flat_seq = tf.reshape(alive_seq, [-1, max_length])  # [N, T]
         log_probs = block_repeated_ngrams(log_probs, flat_seq, t, no_repeat_ngram_size)
-        log_probs = tf.reshape(log_probs, [batch, K, -1])  # [B, K, V]
+        # A static V keeps shapes known for the top-k stages (and for XLA).
+        log_probs = tf.reshape(log_probs, [batch, K, vocab or -1])  # [B, K, V]
         candidates = alive_lp[:, :, None] + log_probs
         # 2K candidates: even if K of them end, K remain to stay alive.
         cand_lp, cand_beam, cand_token = _two_stage_top_k(candidates, min(2 * K, K * vocab))

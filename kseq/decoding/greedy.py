@@ -6,6 +6,8 @@ from kseq.decoding.search_common import check_search_arguments
 from kseq.decoding.single_path_search import single_path_search
 
 
+# Python-level branches here are trace-time choices: keep AutoGraph out of them.
+@tf.autograph.experimental.do_not_convert
 def greedy_search(
     step, state, memory, start_ids, *, max_length, end_id, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,

@@ -28,6 +28,8 @@ def filter_top_p(log_probs, top_p):
     return tf.where(log_probs < threshold, NEG_INF, log_probs)
 
 
+# Python-level branches here are trace-time choices: keep AutoGraph out of them.
+@tf.autograph.experimental.do_not_convert
 def sample(
     step, state, memory, start_ids, *, max_length, end_id, temperature=1.0, top_k=0,
     top_p=1.0, seed=None, min_length=0, source_lengths=None, max_length_a=None,

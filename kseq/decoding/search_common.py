@@ -80,3 +80,9 @@ def write_column(sequences, t, tokens):
 def log_softmax_float32(logits):
     """Scores stay float32 even when the step returns bfloat16/float16 logits."""
     return tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
+
+
+def static_or_dynamic_batch(start_ids):
+    """The batch size as a Python int when known, so loop shapes stay static."""
+    static = start_ids.shape[0]
+    return static if static is not None else tf.shape(start_ids)[0]

@@ -8,10 +8,13 @@ from kseq.decoding.search_common import (
     check_end_id,
     log_softmax_float32,
     row_length_limits,
+    static_or_dynamic_batch,
     write_column,
 )
 
 
+# Python-level branches here are trace-time choices: keep AutoGraph out of them.
+@tf.autograph.experimental.do_not_convert
 def single_path_search(
     step, state, memory, start_ids, pick, *, max_length, end_id, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
@@ -23,7 +26,7 @@ def single_path_search(
     of the picked tokens (float32); `lengths` counts tokens including the end token.
     """
     start_ids = tf.cast(start_ids, tf.int32)
-    batch = tf.shape(start_ids)[0]
+    batch = static_or_dynamic_batch(start_ids)
     limits = row_length_limits(batch, max_length, memory, source_lengths, max_length_a, max_length_b)
     sequences = tf.zeros([batch, max_length], tf.int32)
     scores = tf.zeros([batch], tf.float32)

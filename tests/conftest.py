@@ -1,0 +1,17 @@
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(__file__))
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    keras.utils.set_random_seed(1234)
+    np.random.seed(1234)
+    yield
+    keras.config.set_dtype_policy("float32")
