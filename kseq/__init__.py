@@ -2,4 +2,4 @@
 
 __version__ = "0.1.0"
 
-from kseq import decoding, layers, metrics  # noqa: E402
+from kseq import data, decoding, layers, metrics, models, text, zoo  # noqa: E402

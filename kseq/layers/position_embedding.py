@@ -35,6 +35,7 @@ class SinusoidalPositionEmbedding(keras.layers.Layer):
     def __init__(self, max_length, **kwargs):
         super().__init__(**kwargs)
         self.max_length = max_length
+        self.supports_masking = True
 
     def table(self, width):
         positions = ops.cast(ops.arange(self.max_length), "float32")[:, None]
@@ -87,6 +88,7 @@ class LearnedPositionEmbedding(keras.layers.Layer):
     def __init__(self, max_length, initializer="glorot_uniform", **kwargs):
         super().__init__(**kwargs)
         self.max_length = max_length
+        self.supports_masking = True
         self.initializer = keras.initializers.get(initializer)
 
     def build(self, inputs_shape):

@@ -1,0 +1,10 @@
+"""tf.data building blocks and dataset builders."""
+
+from kseq.data.bucketing import bucket_by_length, bucket_batch_sizes, filter_by_length
+from kseq.data.numbers import numbers_dataset
+from kseq.data.parallel_text import (
+    ParallelTextError,
+    pairs_to_dataset,
+    read_aligned_files,
+    read_tsv,
+)

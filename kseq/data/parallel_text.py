@@ -1,0 +1,87 @@
+"""Reading parallel text (TSV, or two aligned files) into pairs and `tf.data`."""
+
+import logging
+
+import tensorflow as tf
+
+logger = logging.getLogger("kseq")
+
+
+class ParallelTextError(ValueError):
+    """A corpus line that cannot be used, named by file and line."""
+
+
+def _decode(raw, path, line_number, strict):
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if strict:
+            raise ParallelTextError(f"{path}:{line_number}: not valid UTF-8 ({error})") from None
+        return None
+
+
+def read_tsv(path, strict=False):
+    """Reads `source<TAB>target` lines.
+
+    Empty or whitespace-only sides, lines without exactly one tab and non-UTF-8
+    lines are skipped and counted (`strict=True`: raise `ParallelTextError`
+    naming the file and line instead). Returns `(pairs, skipped)`.
+    """
+    pairs, skipped = [], {"empty": 0, "ragged": 0, "not_utf8": 0}
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            text = _decode(raw.rstrip(b"\r\n"), path, number, strict)
+            if text is None:
+                skipped["not_utf8"] += 1
+                continue
+            fields = text.split("\t")
+            if len(fields) != 2:
+                if strict:
+                    raise ParallelTextError(
+                        f"{path}:{number}: expected 2 tab-separated fields, found {len(fields)}")
+                skipped["ragged"] += 1
+                continue
+            if not fields[0].strip() or not fields[1].strip():
+                if strict:
+                    raise ParallelTextError(f"{path}:{number}: empty source or target")
+                skipped["empty"] += 1
+                continue
+            pairs.append((fields[0].strip(), fields[1].strip()))
+    _report(path, skipped)
+    return pairs, skipped
+
+
+def read_aligned_files(source_path, target_path, strict=False):
+    """Reads two files line by line as aligned pairs; same skip rules as `read_tsv`."""
+    with open(source_path, "rb") as source, open(target_path, "rb") as target:
+        source_lines, target_lines = source.read().splitlines(), target.read().splitlines()
+    if len(source_lines) != len(target_lines):
+        raise ParallelTextError(
+            f"{source_path} and {target_path} must have the same number of lines. "
+            f"Received: {len(source_lines)} and {len(target_lines)}")
+    pairs, skipped = [], {"empty": 0, "ragged": 0, "not_utf8": 0}
+    for number, (raw_source, raw_target) in enumerate(zip(source_lines, target_lines), start=1):
+        source_text = _decode(raw_source, source_path, number, strict)
+        target_text = _decode(raw_target, target_path, number, strict)
+        if source_text is None or target_text is None:
+            skipped["not_utf8"] += 1
+        elif not source_text.strip() or not target_text.strip():
+            if strict:
+                raise ParallelTextError(f"{source_path}:{number}: empty source or target")
+            skipped["empty"] += 1
+        else:
+            pairs.append((source_text.strip(), target_text.strip()))
+    _report(source_path, skipped)
+    return pairs, skipped
+
+
+def _report(path, skipped):
+    if any(skipped.values()):
+        logger.warning("%s: skipped %s", path, {k: v for k, v in skipped.items() if v})
+
+
+def pairs_to_dataset(pairs):
+    """`(source, target)` pairs -> a `tf.data.Dataset` of string pairs."""
+    sources = [s for s, _ in pairs]
+    targets = [t for _, t in pairs]
+    return tf.data.Dataset.from_tensor_slices((sources, targets))

@@ -1,0 +1,17 @@
+"""In-graph text processing: tokenizers and vocabularies."""
+
+from kseq.text.char_tokenizer import CharTokenizer
+from kseq.text.tokenizer import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID, Tokenizer
+from kseq.text.word_tokenizer import WordTokenizer
+
+TOKENIZERS = {cls.kind: cls for cls in (WordTokenizer, CharTokenizer)}
+
+
+def tokenizer_from_config(config):
+    """Rebuilds a tokenizer from `Tokenizer.get_config()`."""
+    config = dict(config)
+    kind = config.pop("kind")
+    if kind not in TOKENIZERS:
+        raise ValueError(f"Unknown tokenizer kind; expected one of {sorted(TOKENIZERS)}. "
+                         f"Received: kind={kind!r}")
+    return TOKENIZERS[kind](**config)

@@ -1,0 +1,147 @@
+"""`kseq.zoo`: ready-to-fit models by architecture or by preset name.
+
+Presets are JSON recipe files (data, tokenizer, model, training schedule)
+shipped inside the package (`kseq/presets/`), so a plain `pip install .` finds
+them. Recipes are data, merged right-most wins: `translator("numbers_fr_tiny",
+model={"hidden_dim": 64})`.
+"""
+
+import copy
+import json
+import os
+from importlib import resources
+
+import keras
+
+from kseq.data.numbers import numbers_dataset
+from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
+from kseq.models.learning_rate import WarmupInverseSqrt
+from kseq.models.translator import Translator
+from kseq.text import TOKENIZERS, Tokenizer
+
+ARCHITECTURES = ("transformer",)
+DATA_BUILDERS = {"numbers": numbers_dataset}
+
+
+def presets():
+    """Names of the shipped presets, sorted."""
+    folder = resources.files("kseq") / "presets"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+def merge(base, *overrides):
+    """Deep-merges dicts, right-most wins."""
+    result = copy.deepcopy(base)
+    for override in overrides:
+        for key, value in (override or {}).items():
+            if isinstance(value, dict) and isinstance(result.get(key), dict):
+                result[key] = merge(result[key], value)
+            else:
+                result[key] = copy.deepcopy(value)
+    return result
+
+
+def load_recipe(name_or_path):
+    """A preset name, or a path to a recipe JSON file -> the recipe dict."""
+    if os.path.isfile(str(name_or_path)):
+        with open(name_or_path, encoding="utf-8") as handle:
+            return json.load(handle)
+    if name_or_path not in presets():
+        raise ValueError(f"Unknown preset {name_or_path!r}; valid presets: {', '.join(presets())}."
+                         f" Received: {name_or_path!r}")
+    text = (resources.files("kseq") / "presets" / f"{name_or_path}.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def build_data(recipe):
+    """Runs the recipe's data builder: `{"train", "valid", "test"}` string pairs."""
+    spec = dict(recipe["data"])
+    builder = spec.pop("builder")
+    if builder not in DATA_BUILDERS:
+        raise ValueError(f"Unknown data builder; expected one of {sorted(DATA_BUILDERS)}. "
+                         f"Received: builder={builder!r}")
+    return DATA_BUILDERS[builder](**spec)
+
+
+def _read_vocabulary_file(path):
+    with open(path, encoding="utf-8") as handle:
+        return [line.rstrip("\n") for line in handle if line.rstrip("\n")]
+
+
+def make_tokenizer(vocab, spec, texts=None):
+    """A tokenizer from a Tokenizer, a token list, a vocabulary file, or built from `texts`."""
+    spec = dict(spec or {"kind": "word"})
+    kind = spec.pop("kind", "word")
+    max_size = spec.pop("max_size", None)
+    if kind not in TOKENIZERS:
+        raise ValueError(f"Unknown tokenizer kind; expected one of {sorted(TOKENIZERS)}. "
+                         f"Received: kind={kind!r}")
+    if isinstance(vocab, Tokenizer):
+        return vocab
+    if isinstance(vocab, (str, os.PathLike)):
+        vocab = _read_vocabulary_file(vocab)
+    if vocab is not None:
+        return TOKENIZERS[kind](list(vocab), **spec)
+    if texts is None:
+        raise ValueError("Pass a vocabulary (list, file or tokenizer) or training pairs to "
+                         "build one from. Received: neither")
+    return TOKENIZERS[kind].build_vocabulary(texts, max_size=max_size, **spec)
+
+
+def compile_translator(model, training):
+    """Adam with warm-up + inverse-sqrt decay, label-smoothed masked loss, masked accuracy."""
+    schedule = WarmupInverseSqrt(training.get("peak_learning_rate", 1e-3),
+                                 training.get("warmup_steps", 1000))
+    model.compile(
+        optimizer=keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
+                                        clipnorm=training.get("clipnorm", 1.0)),
+        loss=MaskedSparseCrossEntropy(training.get("label_smoothing", 0.1)),
+        metrics=[MaskedAccuracy()],
+        jit_compile=bool(training.get("jit_compile", False)),
+    )
+    return model
+
+
+def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=None,
+               train_pairs=None, recipe=None, **model_options):
+    """A compiled `Translator`, ready for `fit`.
+
+    Args:
+        preset_or_arch: a preset name (see `presets()`), a recipe file, or an
+            architecture (`"transformer"`).
+        source_vocab, target_vocab: tokenizers, token lists or vocabulary files;
+            when missing they are built from `train_pairs` (or the preset's data).
+        train_pairs: `(source, target)` pairs to build vocabularies from.
+        recipe: overrides merged into the recipe (`{"training": {...}}`).
+        **model_options: model hyper-parameters (override the recipe's).
+
+    Example:
+    >>> import kseq
+    >>> model = kseq.zoo.translator("transformer", train_pairs=[("one", "un")],
+    ...                             num_layers=1, hidden_dim=16, num_heads=2, intermediate_dim=32)
+    >>> model.count_params() > 0
+    True
+    """
+    if preset_or_arch in ARCHITECTURES:
+        base = {"model": {"arch": preset_or_arch}, "tokenizer": {"kind": "word"}, "training": {}}
+    else:
+        base = load_recipe(preset_or_arch)
+    spec = merge(base, recipe, {"model": model_options})
+    if train_pairs is None and (source_vocab is None or target_vocab is None) and "data" in spec:
+        train_pairs = build_data(spec)["train"]
+    model_spec = dict(spec["model"])
+    arch = model_spec.pop("arch", "transformer")
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"Unknown architecture; expected one of {ARCHITECTURES}. "
+                         f"Received: arch={arch!r}")
+    sources = [s for s, _ in train_pairs] if train_pairs else None
+    targets = [t for _, t in train_pairs] if train_pairs else None
+    if model_spec.get("share_embeddings") == "all" and source_vocab is None:
+        joint = make_tokenizer(None, spec.get("tokenizer"), sources + targets)
+        source_tokenizer = target_tokenizer = joint
+    else:
+        source_tokenizer = make_tokenizer(source_vocab, spec.get("tokenizer"), sources)
+        target_tokenizer = make_tokenizer(target_vocab, spec.get("tokenizer"), targets)
+    model = Translator(source_tokenizer, target_tokenizer, **model_spec)
+    model.recipe = spec
+    return compile_translator(model, spec.get("training", {}))
