@@ -17,10 +17,12 @@ class TokenEmbedding(keras.layers.Layer):
         mask_zero: produce a padding mask for id 0.
 
     Call arguments:
-        token_ids: int `[B, T]` (or `[B]` for a step).
+        token_ids: int `[B, T]` (or `[B]` for a step); with `reverse=True`,
+            hidden states `[..., E]` instead.
+        reverse: project hidden states to logits `[..., V]` with the table.
 
     Returns:
-        `[B, T, E]`.
+        `[B, T, E]`, or logits `[..., V]` when `reverse`.
 
     Example:
     >>> import numpy as np, kseq
@@ -46,7 +48,12 @@ class TokenEmbedding(keras.layers.Layer):
         )
         self.built = True
 
-    def call(self, token_ids):
+    def call(self, token_ids, reverse=False):
+        if reverse:
+            # Logits from hidden states: a layer call, so the table is read at run
+            # time (a plain method on a symbolic tensor would freeze it as a constant).
+            table = ops.cast(self.embeddings, token_ids.dtype)
+            return ops.matmul(token_ids, ops.transpose(table))
         vectors = ops.take(ops.cast(self.embeddings, self.compute_dtype), token_ids, axis=0)
         if self.scale:
             vectors = vectors * ops.cast(self.embedding_dim**0.5, self.compute_dtype)
@@ -54,11 +61,10 @@ class TokenEmbedding(keras.layers.Layer):
 
     def project(self, hidden):
         """Logits `[..., V]` from hidden states `[..., E]` with the shared table."""
-        table = ops.cast(self.embeddings, hidden.dtype)
-        return ops.matmul(hidden, ops.transpose(table))
+        return self(hidden, reverse=True)
 
-    def compute_mask(self, token_ids, mask=None):
-        if not self.mask_zero:
+    def compute_mask(self, token_ids, mask=None, reverse=False):
+        if not self.mask_zero or reverse:
             return None
         return ops.not_equal(token_ids, 0)
 

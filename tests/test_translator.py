@@ -1,0 +1,124 @@
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import kseq
+from kseq.data import bucket_by_length, numbers_dataset
+
+PAIRS = numbers_dataset("fr", train_size=20, valid_size=0, test_size=0, seed=5)["train"]
+
+
+def tiny_translator(pairs=PAIRS, **options):
+    settings = dict(num_layers=1, num_heads=2, hidden_dim=32, intermediate_dim=64, dropout=0.0,
+                    max_source_length=32, max_target_length=32)
+    settings.update(options)
+    return kseq.zoo.translator("transformer", train_pairs=pairs,
+                               recipe={"training": {"peak_learning_rate": 0.01,
+                                                    "warmup_steps": 30}}, **settings)
+
+
+@pytest.fixture(scope="module")
+def overfit():
+    keras.utils.set_random_seed(0)
+    model = tiny_translator()
+    pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
+                                             32, 32)
+    data = pre.training_dataset(PAIRS, [32], batch_size=20, shuffle=False).cache()
+    model.fit(data.repeat(300), epochs=1, verbose=0)
+    return model
+
+
+@pytest.mark.slow
+def test_overfit_twenty_pairs_reproduces_targets(overfit):
+    sources = [s for s, _ in PAIRS]
+    targets = [t for _, t in PAIRS]
+    assert overfit.translate(sources, beam_size=1) == targets
+    assert overfit.translate(sources, beam_size=4) == targets
+    result = overfit.evaluate_bleu(PAIRS, beam_size=4, print_signature=False)
+    assert result["bleu"] == 100.0 and result["exact_match"] == 1.0
+    assert "case:mixed" in result["bleu_signature"]
+
+
+def test_step_matches_forward(overfit):
+    # A trained model: a forward pass that froze a weight at build time would differ.
+    model = overfit
+    ids = model.source_tokenizer.tokenize([s for s, _ in PAIRS[:3]]).to_tensor()
+    target = model.target_tokenizer.tokenize([t for _, t in PAIRS[:3]]).to_tensor()
+    decoder_ids = tf.concat([tf.fill([3, 1], kseq.text.START_ID), target], axis=1)
+    forward = model({"source_ids": ids, "decoder_ids": decoder_ids}).numpy()
+    memory = model.encode(ids)
+    state = model.initial_state(memory)
+    shapes = set()
+    for t in range(decoder_ids.shape[1]):
+        logits, state = model.step(decoder_ids[:, t], state, memory, t)
+        shapes.add(tuple(state["cache"][0]["key"].shape))
+        real = decoder_ids[:, t].numpy() != 0
+        np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
+    assert shapes == {(3, 32, 2, 16)}
+
+
+def test_keras_round_trip_is_self_contained(overfit, tmp_path):
+    vocab_file = tmp_path / "vocab.txt"
+    vocab_file.write_text("\n".join(overfit.target_tokenizer.vocabulary), encoding="utf-8")
+    model = kseq.zoo.translator("transformer", source_vocab=overfit.source_tokenizer,
+                                target_vocab=str(vocab_file), num_layers=1, num_heads=2,
+                                hidden_dim=32, intermediate_dim=64, dropout=0.0,
+                                max_source_length=32, max_target_length=32)
+    model.set_weights(overfit.get_weights())
+    path = tmp_path / "model.keras"
+    model.save(path)
+    os.remove(vocab_file)
+    restored = keras.saving.load_model(path)
+    sources = [s for s, _ in PAIRS[:6]]
+    assert restored.translate(sources, beam_size=2) == model.translate(sources, beam_size=2)
+
+
+def test_fit_on_pretokenised_ids_and_on_raw_strings():
+    model = tiny_translator()
+    pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
+                                             32, 32)
+    raw = pre.training_dataset(PAIRS, [16, 32], batch_size=8)
+    loss_raw = model.fit(raw, epochs=1, verbose=0).history["loss"][0]
+    features, labels = pre(tf.constant([s for s, _ in PAIRS]), tf.constant([t for _, t in PAIRS]))
+    ids = tf.data.Dataset.from_tensor_slices(
+        ({k: v.to_tensor(shape=[20, 32]) for k, v in features.items()},
+         labels.to_tensor(shape=[20, 32]))).batch(10)
+    loss_ids = model.fit(ids, epochs=1, verbose=0).history["loss"][0]
+    assert np.isfinite(loss_raw) and np.isfinite(loss_ids)
+
+
+def test_bucketing_keeps_every_example_once_with_bounded_shapes():
+    examples = [(np.arange(1, n + 1), np.arange(1, m + 1)) for n, m in
+                [(3, 4), (9, 2), (15, 15), (1, 1), (5, 12), (20, 3), (7, 7)] * 5]
+    def gen():
+        for i, (s, t) in enumerate(examples):
+            yield {"source_ids": np.append(s, 100 + i).astype("int32"),
+                   "decoder_ids": t.astype("int32")}, t.astype("int32")
+    spec = ({"source_ids": tf.TensorSpec([None], tf.int32),
+             "decoder_ids": tf.TensorSpec([None], tf.int32)}, tf.TensorSpec([None], tf.int32))
+    data = tf.data.Dataset.from_generator(gen, output_signature=spec)
+    batches = list(data.apply(bucket_by_length([8, 16, 24], batch_size=4)))
+    shapes = {tuple(f["source_ids"].shape) for f, _ in batches}
+    assert shapes <= {(4, 8), (4, 16), (4, 24)}
+    seen = sorted(int(v) for f, _ in batches for v in f["source_ids"].numpy().ravel() if v >= 100)
+    assert seen == [100 + i for i in range(len(examples))]
+
+
+def test_translate_edge_cases(caplog):
+    model = tiny_translator()
+    assert model.translate([]) == []
+    with pytest.raises(ValueError, match="list of strings"):
+        model.translate("one")
+    long_input = " ".join(["seven"] * 80)
+    outputs = model.translate(["", long_input, "zebra"], beam_size=2, n_best=2)
+    assert len(outputs) == 3 and all(len(o) == 2 for o in outputs)
+    assert "truncated" in caplog.text
+
+
+def test_unknown_preset_lists_valid_ones():
+    with pytest.raises(ValueError, match="numbers_fr_tiny"):
+        kseq.zoo.translator("no_such_preset")
+    assert "numbers_fr_tiny" in kseq.zoo.presets()
