@@ -101,8 +101,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     bleu = BleuCallback(splits["valid"], subset=training.get("bleu_subset", 200),
                         verbose=bool(verbose))
     callbacks = [
+        # Two checkpoints: a kill in the middle of a write falls back to the previous one.
         keras.callbacks.BackupAndRestore(os.path.join(output_dir, "backup"),
-                                         save_freq=save_every_steps),
+                                         save_freq=save_every_steps, double_checkpoint=True),
         ResumeReport(),
         bleu,
         keras.callbacks.CSVLogger(os.path.join(output_dir, "history.csv"), append=True),

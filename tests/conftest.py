@@ -15,3 +15,10 @@ def _seeded():
     np.random.seed(1234)
     yield
     keras.config.set_dtype_policy("float32")
+
+
+@pytest.fixture(scope="session")
+def overfit_translator():
+    from translator_fixtures import overfit_tiny_translator
+
+    return overfit_tiny_translator()

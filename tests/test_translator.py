@@ -6,45 +6,25 @@ import pytest
 import tensorflow as tf
 
 import kseq
-from kseq.data import bucket_by_length, numbers_dataset
+from kseq.data import bucket_by_length
 
-PAIRS = numbers_dataset("fr", train_size=20, valid_size=0, test_size=0, seed=5)["train"]
-
-
-def tiny_translator(pairs=PAIRS, **options):
-    settings = dict(num_layers=1, num_heads=2, hidden_dim=32, intermediate_dim=64, dropout=0.0,
-                    max_source_length=32, max_target_length=32)
-    settings.update(options)
-    return kseq.zoo.translator("transformer", train_pairs=pairs,
-                               recipe={"training": {"peak_learning_rate": 0.01,
-                                                    "warmup_steps": 30}}, **settings)
-
-
-@pytest.fixture(scope="module")
-def overfit():
-    keras.utils.set_random_seed(0)
-    model = tiny_translator()
-    pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
-                                             32, 32)
-    data = pre.training_dataset(PAIRS, [32], batch_size=20, shuffle=False).cache()
-    model.fit(data.repeat(300), epochs=1, verbose=0)
-    return model
+from translator_fixtures import PAIRS, tiny_translator
 
 
 @pytest.mark.slow
-def test_overfit_twenty_pairs_reproduces_targets(overfit):
+def test_overfit_twenty_pairs_reproduces_targets(overfit_translator):
     sources = [s for s, _ in PAIRS]
     targets = [t for _, t in PAIRS]
-    assert overfit.translate(sources, beam_size=1) == targets
-    assert overfit.translate(sources, beam_size=4) == targets
-    result = overfit.evaluate_bleu(PAIRS, beam_size=4, print_signature=False)
+    assert overfit_translator.translate(sources, beam_size=1) == targets
+    assert overfit_translator.translate(sources, beam_size=4) == targets
+    result = overfit_translator.evaluate_bleu(PAIRS, beam_size=4, print_signature=False)
     assert result["bleu"] == 100.0 and result["exact_match"] == 1.0
     assert "case:mixed" in result["bleu_signature"]
 
 
-def test_step_matches_forward(overfit):
+def test_step_matches_forward(overfit_translator):
     # A trained model: a forward pass that froze a weight at build time would differ.
-    model = overfit
+    model = overfit_translator
     ids = model.source_tokenizer.tokenize([s for s, _ in PAIRS[:3]]).to_tensor()
     target = model.target_tokenizer.tokenize([t for _, t in PAIRS[:3]]).to_tensor()
     decoder_ids = tf.concat([tf.fill([3, 1], kseq.text.START_ID), target], axis=1)
@@ -60,14 +40,14 @@ def test_step_matches_forward(overfit):
     assert shapes == {(3, 32, 2, 16)}
 
 
-def test_keras_round_trip_is_self_contained(overfit, tmp_path):
+def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
     vocab_file = tmp_path / "vocab.txt"
-    vocab_file.write_text("\n".join(overfit.target_tokenizer.vocabulary), encoding="utf-8")
-    model = kseq.zoo.translator("transformer", source_vocab=overfit.source_tokenizer,
+    vocab_file.write_text("\n".join(overfit_translator.target_tokenizer.vocabulary), encoding="utf-8")
+    model = kseq.zoo.translator("transformer", source_vocab=overfit_translator.source_tokenizer,
                                 target_vocab=str(vocab_file), num_layers=1, num_heads=2,
                                 hidden_dim=32, intermediate_dim=64, dropout=0.0,
                                 max_source_length=32, max_target_length=32)
-    model.set_weights(overfit.get_weights())
+    model.set_weights(overfit_translator.get_weights())
     path = tmp_path / "model.keras"
     model.save(path)
     os.remove(vocab_file)

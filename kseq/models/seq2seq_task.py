@@ -153,3 +153,19 @@ class Seq2SeqTask(keras.Model):
             print(f"BLEU {result['bleu']} ({result['bleu_signature']}) | "
                   f"chrF {result['chrf']} ({result['chrf_signature']})")
         return result
+
+    def export(self, filepath, format="tf_saved_model", *, beam_size=4, n_best=1,
+               length_penalty="gnmt", alpha=0.6, max_length=None, xla=False, **kwargs):
+        """Writes a TF Serving SavedModel (strings in, translations out) into `filepath`.
+
+        `filepath` is the version directory (`<base>/<name>/<version>`). The
+        search runs without XLA unless `xla=True`. Other formats go to Keras's
+        own `export`. See `kseq.export.export_saved_model`.
+        """
+        if format != "tf_saved_model":
+            return super().export(filepath, format=format, **kwargs)
+        from kseq.export import export_saved_model
+
+        return export_saved_model(self, filepath, beam_size=beam_size, n_best=n_best,
+                                  length_penalty=length_penalty, alpha=alpha,
+                                  max_length=max_length, xla=xla)

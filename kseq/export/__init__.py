@@ -1,0 +1,3 @@
+"""SavedModel export for TF Serving."""
+
+from kseq.export.saved_model_export import export_saved_model

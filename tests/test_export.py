@@ -1,0 +1,109 @@
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from translator_fixtures import PAIRS
+
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+LONG = " ".join(["seven"] * 60)
+
+
+@pytest.fixture(scope="module")
+def exported(overfit_translator, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("export") / "translator" / "1")
+    overfit_translator.export(path, beam_size=4, n_best=2)
+    return path
+
+
+FRESH_PROCESS = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the tokenizer ops
+assert "kseq" not in sys.modules
+served = tf.saved_model.load(sys.argv[1])
+texts = json.loads(sys.argv[2])
+batch = [t.encode("utf-8") for t in texts] + [b"one\xff two"]
+out = served.signatures["serving_default"](text=tf.constant(batch))
+alone = [served.signatures["serving_default"](text=tf.constant([t]))["text"].numpy()[0, 0]
+         for t in batch]
+print(json.dumps({
+    "text": [[s.decode("utf-8") for s in row] for row in out["text"].numpy()],
+    "score": out["score"].numpy().tolist(),
+    "truncated": out["truncated"].numpy().tolist(),
+    "alone": [s.decode("utf-8") for s in alone],
+    "kseq_loaded": "kseq" in sys.modules,
+}))
+"""
+
+
+@pytest.mark.slow
+def test_fresh_process_parity(overfit_translator, exported):
+    sources = [s for s, _ in PAIRS[:5]] + ["", LONG]
+    done = subprocess.run([sys.executable, "-c", FRESH_PROCESS, exported, json.dumps(sources)],
+                          env=ENV, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    served = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not served["kseq_loaded"]
+    expected, scores = zip(*overfit_translator.translate(
+        sources, beam_size=4, n_best=2, return_scores=True))
+    assert [row[0] for row in served["text"][:5]] == [t for _, t in PAIRS[:5]]
+    assert [row for row in served["text"][:7]][:5] == [list(e) for e in expected][:5]
+    np.testing.assert_allclose(np.array(served["score"][:5]), np.array(scores[:5]), atol=1e-4)
+    assert served["text"][5] == ["", ""] and served["score"][5] == [0.0, 0.0]
+    assert served["truncated"] == [False] * 6 + [True, False]
+    assert served["alone"] == [row[0] for row in served["text"]]
+
+
+def _all_ops(saved_model_dir):
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as handle:
+        proto.ParseFromString(handle.read())
+    graph = proto.meta_graphs[0].graph_def
+    nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
+    return graph, nodes
+
+
+def test_graph_has_no_xla_or_python_ops(exported):
+    import tensorflow_text  # noqa: F401  (registers its ops)
+
+    graph, nodes = _all_ops(exported)
+    op_types = {n.op for n in nodes}
+    assert not [op for op in op_types if op.startswith("Xla")]
+    assert not [n.name for n in nodes if n.attr["_XlaMustCompile"].b]
+    assert not op_types & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
+    assert "While" in op_types or "StatelessWhile" in op_types
+    library = {f.signature.name for f in graph.library.function}
+    registered = set(tf.raw_ops.__dict__) | {"NormalizeUTF8", "RegexSplitWithOffsets"}
+    unknown = {op for op in op_types if op not in library and op not in registered}
+    assert not unknown, unknown
+
+
+def test_assets_metadata_and_cli_listing(exported):
+    assert sorted(os.listdir(os.path.join(exported, "assets"))) == [
+        "source_vocabulary.txt", "target_vocabulary.txt"]
+    with open(os.path.join(exported, "assets.extra", "kseq_export.json")) as handle:
+        metadata = json.load(handle)
+    assert metadata["search"]["beam_size"] == 4 and metadata["xla"] is False
+    assert metadata["tensorflow_version"] == tf.__version__
+    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+    shown = subprocess.run([cli, "show", "--dir", exported, "--all"], env=ENV,
+                           capture_output=True, text=True, timeout=300)
+    assert "serving_default" in shown.stdout and "serve_ids" in shown.stdout
+
+
+def test_ids_signature_and_empty_batch(exported, overfit_translator):
+    served = tf.saved_model.load(exported)
+    ids = overfit_translator.source_ids_for([PAIRS[0][0]])
+    out = served.signatures["serve_ids"](source_ids=ids,
+                                        lengths=tf.reduce_sum(tf.cast(ids > 0, tf.int32), 1))
+    text = overfit_translator.target_tokenizer.detokenize(out["ids"][:, 0]).numpy()[0].decode()
+    assert text == PAIRS[0][1]
+    empty = served.signatures["serving_default"](text=tf.constant([], tf.string))
+    assert empty["text"].shape[0] == 0
