@@ -1,9 +1,12 @@
 """The built-in `numbers` task: English number words -> French or German words.
 
 Numbers 0-999,999 are drawn with a digit count chosen uniformly (so small
-numbers are not drowned by six-digit ones). Splits are disjoint by number, and
-the same seed always gives the same pairs.
+numbers are not drowned by six-digit ones). Each number belongs to one split,
+fixed by a hash of the number, so splits are disjoint and share one
+distribution; the same seed always gives the same pairs.
 """
+
+import hashlib
 
 import numpy as np
 
@@ -20,16 +23,16 @@ def _words(number, lang):
     return num2words(number, lang=lang)
 
 
-def _draw_numbers(rng, count, taken):
-    drawn = []
-    while len(drawn) < count:
-        digits = int(rng.integers(1, 7))
-        low = 0 if digits == 1 else 10 ** (digits - 1)
-        number = int(rng.integers(low, 10**digits))
-        if number not in taken:
-            taken.add(number)
-            drawn.append(number)
-    return drawn
+def _draw_number(rng):
+    digits = int(rng.integers(1, 7))
+    low = 0 if digits == 1 else 10 ** (digits - 1)
+    return int(rng.integers(low, 10**digits))
+
+
+def _split_of(number, test_share, valid_share):
+    """A fixed split per number (a hash), so small numbers spread over all splits."""
+    u = int(hashlib.sha1(str(number).encode()).hexdigest(), 16) % 1_000_000 / 1_000_000
+    return "test" if u < test_share else ("valid" if u < test_share + valid_share else "train")
 
 
 def numbers_dataset(target_language="fr", train_size=20000, valid_size=500, test_size=1000,
@@ -57,13 +60,21 @@ def numbers_dataset(target_language="fr", train_size=20000, valid_size=500, test
     if total > 1_000_000:
         raise ValueError(f"At most 1,000,000 numbers exist. Received: {total} requested")
     rng = np.random.default_rng(seed)
+    sizes = {"train": train_size, "valid": valid_size, "test": test_size}
+    numbers = {name: [] for name in sizes}
     taken = set()
-    # Test first: it never depends on the train size, so figures stay comparable.
-    splits = {}
-    for name, size in (("test", test_size), ("valid", valid_size), ("train", train_size)):
-        numbers = _draw_numbers(rng, size, taken)
-        splits[name] = [
-            (str(n) if source == "digits" else _words(n, "en"), _words(n, target_language))
-            for n in numbers
-        ]
-    return splits
+    for _ in range(50 * total + 1000):  # bounded: the shares always fill in practice
+        if all(len(numbers[n]) >= sizes[n] for n in sizes):
+            break
+        number = _draw_number(rng)
+        if number in taken:
+            continue
+        taken.add(number)
+        split = _split_of(number, test_size / total, valid_size / total)
+        if len(numbers[split]) < sizes[split]:
+            numbers[split].append(number)
+    source_text = (lambda n: str(n)) if source == "digits" else (lambda n: _words(n, "en"))
+    return {
+        name: [(source_text(n), _words(n, target_language)) for n in numbers[name]]
+        for name in ("train", "valid", "test")
+    }

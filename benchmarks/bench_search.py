@@ -1,0 +1,115 @@
+"""Search speed on a small random step function: sentences/s at beam 4, batch 64.
+
+Compares greedy and beam search, with and without XLA, against a peer in the
+same run: keras-hub's `BeamSampler` driven by the same step function (as a
+ratio). Prints JSON.
+
+    .venv/bin/python benchmarks/bench_search.py [--batch 64] [--beam 4] [--steps 40]
+"""
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import tensorflow as tf  # noqa: E402
+
+from kseq.decoding import beam_search, greedy_search  # noqa: E402
+
+
+def random_step(vocab, width, seed=0):
+    """A small recurrent step: state h [N, E] -> logits [N, V]; never emits the end token."""
+    rng = tf.random.Generator.from_seed(seed)
+    embed = tf.Variable(rng.normal([vocab, width]) * 0.3)
+    recur = tf.Variable(rng.normal([width, width]) * 0.3)
+    out = tf.Variable(rng.normal([width, vocab]) * 0.3)
+    no_end = tf.one_hot(3, vocab) * -1e9  # forces full-length outputs: fair timing
+
+    def step(tokens, state, memory, t):
+        h = tf.tanh(tf.gather(embed, tokens) + state["h"] @ recur)
+        return h @ out + no_end, {"h": h}
+
+    return step
+
+
+def time_call(fn, *args, repeats=5):
+    started = time.perf_counter()
+    fn(*args)  # compile / trace
+    compile_seconds = time.perf_counter() - started
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        out = fn(*args)
+        tf.nest.map_structure(lambda x: x.numpy(), out)
+        times.append(time.perf_counter() - started)
+    return compile_seconds, sorted(times)[len(times) // 2]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--vocab", type=int, default=8000)
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    step = random_step(args.vocab, args.width)
+    state = {"h": tf.zeros([args.batch, args.width])}
+    start = tf.fill([args.batch], 2)
+    results = {"threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
+                           "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+                           "cpus": os.cpu_count()},
+               "batch": args.batch, "beam": args.beam, "max_length": args.steps,
+               "vocab": args.vocab, "width": args.width}
+    searches = {
+        "greedy": lambda s: greedy_search(step, {"h": state["h"]}, {}, s,
+                                          max_length=args.steps, end_id=3),
+        "beam": lambda s: beam_search(step, {"h": state["h"]}, {}, s, beam_size=args.beam,
+                                      max_length=args.steps, end_id=3, early_stop=False),
+    }
+    for name, search in searches.items():
+        for xla in (False, True):
+            fn = tf.function(search, jit_compile=xla or None)
+            compile_s, seconds = time_call(fn, start, repeats=args.repeats)
+            results[f"{name}_{'xla' if xla else 'graph'}"] = {
+                "sentences_per_second": round(args.batch / seconds, 1),
+                "seconds_per_batch": round(seconds, 4),
+                "first_call_seconds": round(compile_s, 2),
+            }
+    results["peer"] = keras_hub_beam(step, args)
+    ours = results["beam_graph"]["sentences_per_second"]
+    results["ratio_beam_graph_vs_keras_hub"] = round(ours / results["peer"]["sentences_per_second"], 2)
+    print(json.dumps(results, indent=2))
+
+
+def keras_hub_beam(step, args):
+    """keras-hub's BeamSampler on the same step, compiled with tf.function (no XLA)."""
+    import keras_hub
+
+    sampler = keras_hub.samplers.BeamSampler(num_beams=args.beam)
+    vocab = args.vocab
+    width = args.width
+
+    def next_fn(prompt, cache, index):
+        tokens = prompt[:, index - 1]
+        logits, new = step(tokens, {"h": cache}, {}, index)
+        return logits, None, new["h"]
+
+    @tf.function
+    def run(prompt):
+        cache = tf.zeros([args.batch, width])
+        return sampler(next_fn, prompt, cache=cache, index=1)
+
+    prompt = tf.concat([tf.fill([args.batch, 1], 2),
+                        tf.zeros([args.batch, args.steps], tf.int32)], axis=1)
+    compile_s, seconds = time_call(run, prompt, repeats=args.repeats)
+    return {"name": "keras_hub.samplers.BeamSampler", "sentences_per_second":
+            round(args.batch / seconds, 1), "seconds_per_batch": round(seconds, 4),
+            "first_call_seconds": round(compile_s, 2), "vocab": vocab}
+
+
+if __name__ == "__main__":
+    main()
