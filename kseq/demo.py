@@ -3,7 +3,7 @@
 Prints test exact match, BLEU and chrF for greedy and beam-4 search, a few
 source -> reference -> hypothesis lines, saves the model, reloads it and
 translates new inputs. `KSEQ_DEMO_FAST=1` runs the same path at tiny size
-(the smoke test); `KSEQ_DEMO_MINUTES` caps the training time (default 6).
+(the smoke test); `KSEQ_DEMO_MINUTES` caps the training time (default 4).
 """
 
 import os
@@ -17,7 +17,7 @@ def main():
 
     fast = os.environ.get("KSEQ_DEMO_FAST") == "1"
     preset = "numbers_fr_tiny" if fast else "numbers_fr_transformer"
-    minutes = float(os.environ.get("KSEQ_DEMO_MINUTES", "0.5" if fast else "6"))
+    minutes = float(os.environ.get("KSEQ_DEMO_MINUTES", "0.5" if fast else "4"))
     output = os.environ.get("KSEQ_DEMO_OUTPUT", os.path.join("runs", f"demo-{preset}"))
     test_size = 40 if fast else 1000
     print(f"kseq demo: training preset {preset} for at most {minutes:g} min -> {output}",

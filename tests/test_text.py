@@ -3,7 +3,7 @@ import pytest
 import tensorflow as tf
 
 import kseq
-from kseq.text import CharTokenizer, WordTokenizer, tokenizer_from_config
+from kseq.text import CharTokenizer, WordPieceTokenizer, WordTokenizer, tokenizer_from_config
 
 CORPUS = [
     "Bonjour ! Comment allez-vous ?",
@@ -14,7 +14,7 @@ CORPUS = [
 ]
 
 
-@pytest.mark.parametrize("cls", [WordTokenizer, CharTokenizer])
+@pytest.mark.parametrize("cls", [WordTokenizer, CharTokenizer, WordPieceTokenizer])
 def test_detokenize_inverts_tokenize(cls):
     tok = cls.build_vocabulary(CORPUS)
     back = [s.decode() for s in tok.detokenize(tok.tokenize(CORPUS)).numpy()]
@@ -63,3 +63,15 @@ def test_preprocessor_has_no_py_function():
     ops = {n.op for n in graph.as_graph_def().node}
     ops |= {n.op for f in graph.as_graph_def().library.function for n in f.node_def}
     assert not ops & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
+
+
+def test_wordpiece_learns_subwords_and_round_trips_unseen_words():
+    corpus = ["les hommes sont partis.", "l'homme est parti !", "partir, partons"] * 20
+    tok = WordPieceTokenizer.build_vocabulary(corpus, max_size=40)
+    assert any(token.startswith("##") for token in tok.vocabulary)
+    text = "les hommes partons !"
+    ids = tok.tokenize([text])
+    assert ids.to_list()[0].count(kseq.text.UNK_ID) == 0
+    assert tok.detokenize(ids).numpy()[0].decode() == text
+    again = tokenizer_from_config(tok.get_config())
+    assert again.tokenize([text]).to_list() == ids.to_list()

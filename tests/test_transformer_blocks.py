@@ -20,6 +20,7 @@ def test_encoder_harness(norm_first):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_decoder_harness(norm_first):
     run_layer_test(

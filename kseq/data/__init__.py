@@ -8,3 +8,4 @@ from kseq.data.parallel_text import (
     read_aligned_files,
     read_tsv,
 )
+from kseq.data.mo_catalog import read_mo

@@ -3,8 +3,9 @@
 from kseq.text.char_tokenizer import CharTokenizer
 from kseq.text.tokenizer import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID, Tokenizer
 from kseq.text.word_tokenizer import WordTokenizer
+from kseq.text.wordpiece_tokenizer import WordPieceTokenizer
 
-TOKENIZERS = {cls.kind: cls for cls in (WordTokenizer, CharTokenizer)}
+TOKENIZERS = {cls.kind: cls for cls in (WordTokenizer, CharTokenizer, WordPieceTokenizer)}
 
 
 def tokenizer_from_config(config):

@@ -1,0 +1,63 @@
+"""How often `detokenize(tokenize(x)) == x` on real text, per tokenizer.
+
+Corpus: the French translations (and English originals) of this machine's gettext
+catalogs, `/usr/share/locale/fr/LC_MESSAGES/*.mo` (real UI strings with French
+typography: ` :`, ` !`, « », apostrophes). The reference is the text after the
+tokenizer's own normalisation (NFC, whitespace collapsed), since that is what a
+model sees. Writes `benchmarks/results/detok_faithfulness.json`.
+
+    .venv/bin/python benchmarks/detok_faithfulness.py
+"""
+
+import glob
+import json
+import os
+import re
+import unicodedata
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from kseq.data.mo_catalog import read_mo  # noqa: E402
+from kseq.text import CharTokenizer, WordPieceTokenizer, WordTokenizer  # noqa: E402
+
+
+def corpus(language_folder="/usr/share/locale/fr/LC_MESSAGES"):
+    pairs, skipped = [], 0
+    for path in sorted(glob.glob(os.path.join(language_folder, "*.mo"))):
+        try:
+            pairs.extend(read_mo(path))
+        except ValueError:
+            skipped += 1
+    return pairs, skipped
+
+
+def normalised(text):
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFC", text)).strip()
+
+
+def rate(tokenizer, texts):
+    back = [s.decode("utf-8") for s in tokenizer.detokenize(tokenizer.tokenize(texts)).numpy()]
+    wrong = [(t, b) for t, b in zip(texts, back) if normalised(t) != b]
+    return 1 - len(wrong) / len(texts), wrong[:5]
+
+
+def main():
+    pairs, skipped = corpus()
+    results = {"corpus": "/usr/share/locale/fr/LC_MESSAGES/*.mo", "pairs": len(pairs),
+               "unreadable_catalogs": skipped}
+    for side, index in (("french", 1), ("english", 0)):
+        texts = sorted({p[index] for p in pairs if p[index].strip()})
+        for cls in (WordTokenizer, CharTokenizer, WordPieceTokenizer):
+            print(f"{side} {cls.kind}: {len(texts)} texts", flush=True)
+            tokenizer = cls.build_vocabulary(texts)
+            exact, examples = rate(tokenizer, texts)
+            results[f"{side}_{cls.kind}"] = {"texts": len(texts), "exact_rate": round(exact, 5),
+                                             "examples_of_mismatch": examples}
+    os.makedirs("benchmarks/results", exist_ok=True)
+    with open("benchmarks/results/detok_faithfulness.json", "w", encoding="utf-8") as handle:
+        json.dump(results, handle, ensure_ascii=False, indent=2)
+    print(json.dumps(results, ensure_ascii=False, indent=2))
+
+
+if __name__ == "__main__":
+    main()
