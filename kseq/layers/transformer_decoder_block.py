@@ -11,10 +11,11 @@ from kseq.layers.checks import require_mask, require_rank
 from kseq.layers.feed_forward import FeedForward
 from kseq.layers.multi_head_self_attention import MultiHeadSelfAttention
 from kseq.layers.residual import ResidualNorm, make_norm
+from kseq.layers.transformer_block_base import TransformerBlockBase
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class TransformerDecoderBlock(keras.layers.Layer):
+class TransformerDecoderBlock(TransformerBlockBase):
     """Decoder block usable teacher-forced (`call`) or one token at a time (`step`).
 
     Both paths run the same sub-layers, so step decoding reproduces the
@@ -47,34 +48,9 @@ class TransformerDecoderBlock(keras.layers.Layer):
     (2, 4, 8)
     """
 
-    def __init__(
-        self,
-        num_heads,
-        intermediate_dim,
-        dropout=0.0,
-        norm_first=True,
-        activation="relu",
-        layer_norm_epsilon=1e-5,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        self.num_heads = num_heads
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.norm_first = norm_first
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.supports_masking = True
-
     def build(self, inputs_shape, memory_shape=None):
-        width = inputs_shape[-1]
         memory_shape = memory_shape or inputs_shape
-        if width % self.num_heads:
-            raise ValueError(
-                "The input width must be divisible by `num_heads`. "
-                f"Received: width={width}, num_heads={self.num_heads}"
-            )
-        depth = width // self.num_heads
+        depth = self.head_depth(inputs_shape[-1])
         self.self_attention = MultiHeadSelfAttention(
             self.num_heads, depth, causal=True, dropout=self.dropout,
             dtype=self.dtype_policy, name="self_attention",
@@ -184,14 +160,3 @@ class TransformerDecoderBlock(keras.layers.Layer):
         x = self_residual(inputs_t[:, None], self_attend)
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, None)
         return x[:, 0], new_cache, weights[:, :, 0]
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "num_heads": self.num_heads,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "norm_first": self.norm_first,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-        }

@@ -10,10 +10,11 @@ from kseq.layers.checks import require_rank
 from kseq.layers.feed_forward import FeedForward
 from kseq.layers.multi_head_self_attention import MultiHeadSelfAttention
 from kseq.layers.residual import ResidualNorm, make_norm
+from kseq.layers.transformer_block_base import TransformerBlockBase
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class TransformerEncoderBlock(keras.layers.Layer):
+class TransformerEncoderBlock(TransformerBlockBase):
     """Self-attention over the source, then a feed-forward network.
 
     Args:
@@ -38,34 +39,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
     (2, 5, 8)
     """
 
-    def __init__(
-        self,
-        num_heads,
-        intermediate_dim,
-        dropout=0.0,
-        norm_first=True,
-        activation="relu",
-        layer_norm_epsilon=1e-5,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        self.num_heads = num_heads
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.norm_first = norm_first
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.supports_masking = True
-
     def build(self, inputs_shape):
-        width = inputs_shape[-1]
-        if width % self.num_heads:
-            raise ValueError(
-                "The input width must be divisible by `num_heads`. "
-                f"Received: width={width}, num_heads={self.num_heads}"
-            )
+        depth = self.head_depth(inputs_shape[-1])
         self.self_attention = MultiHeadSelfAttention(
-            self.num_heads, width // self.num_heads, dropout=self.dropout,
+            self.num_heads, depth, dropout=self.dropout,
             dtype=self.dtype_policy, name="self_attention",
         )
         self.self_attention.build(inputs_shape)
@@ -96,14 +73,3 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def compute_mask(self, inputs, mask=None):
         return mask
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "num_heads": self.num_heads,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "norm_first": self.norm_first,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-        }

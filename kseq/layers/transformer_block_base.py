@@ -1,0 +1,47 @@
+"""Constructor arguments and config shared by the Transformer encoder and decoder blocks."""
+
+import keras
+
+
+class TransformerBlockBase(keras.layers.Layer):
+    """Stores the block hyper-parameters and checks the width against the heads.
+
+    Args:
+        num_heads: attention heads; the width `E` must be divisible by it.
+        intermediate_dim: feed-forward hidden width.
+        dropout: dropout on residual branches and attention weights.
+        norm_first: pre-LN (True) or post-LN.
+        activation: feed-forward activation.
+        layer_norm_epsilon: epsilon of the layer norms.
+    """
+
+    def __init__(self, num_heads, intermediate_dim, dropout=0.0, norm_first=True,
+                 activation="relu", layer_norm_epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.norm_first = norm_first
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.supports_masking = True
+
+    def head_depth(self, width):
+        """Per-head depth `E / H`, with a clear error when it does not divide."""
+        if width % self.num_heads:
+            raise ValueError(
+                "The input width must be divisible by `num_heads`. "
+                f"Received: width={width}, num_heads={self.num_heads}"
+            )
+        return width // self.num_heads
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "norm_first": self.norm_first,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }
