@@ -32,7 +32,12 @@ def corpus(language_folder="/usr/share/locale/fr/LC_MESSAGES"):
 
 
 def normalised(text):
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFC", text)).strip()
+    """What the tokenizers' normalisation does: NFC, ASCII whitespace runs -> one space.
+
+    Non-breaking spaces (French `\xa0:`) are text, not whitespace, and are kept.
+    """
+    text = re.sub(r"[\t\n\f\r ]+", " ", unicodedata.normalize("NFC", text))
+    return text.strip(" \t\n\v\f\r")
 
 
 def rate(tokenizer, texts):

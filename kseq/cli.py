@@ -1,4 +1,4 @@
-"""The `kseq` command: presets, train, translate, evaluate."""
+"""The `kseq` command: presets, train, translate, evaluate, export."""
 
 import argparse
 import json
@@ -59,6 +59,19 @@ def _evaluate(args):
     print(json.dumps({k: v for k, v in result.items() if k != "hypotheses"}, indent=2))
 
 
+def _export(args):
+    from kseq.export import serving_layout
+    from kseq.training import load_trained
+
+    model = load_trained(args.model_dir)
+    base, name = os.path.split(os.path.normpath(args.output))
+    if not name:
+        raise ValueError(f"--output must be BASE/NAME. Received: --output {args.output}")
+    version_dir = serving_layout(base or ".", name, args.version)
+    model.export(version_dir, beam_size=args.beam, n_best=args.n_best, xla=args.xla)
+    print(f"exported {version_dir} (models.config in {base or '.'})")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="kseq", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -86,6 +99,17 @@ def build_parser():
     evaluate.add_argument("--beam", type=int, default=4)
     evaluate.add_argument("--limit", type=int)
     evaluate.set_defaults(run=_evaluate)
+
+    export = commands.add_parser("export", help="write a TF Serving SavedModel")
+    export.add_argument("model_dir")
+    export.add_argument("--output", required=True, help="BASE/NAME; writes BASE/NAME/VERSION")
+    export.add_argument("--version", type=int, help="default: the next free number")
+    export.add_argument("--beam", type=int, default=4)
+    export.add_argument("--n-best", type=int, default=1)
+    export.add_argument("--xla", action="store_true",
+                        help="compile the search with XLA (TF Serving needs "
+                             "--xla_cpu_compilation_enabled)")
+    export.set_defaults(run=_export)
     return parser
 
 

@@ -107,3 +107,45 @@ def test_ids_signature_and_empty_batch(exported, overfit_translator):
     assert text == PAIRS[0][1]
     empty = served.signatures["serving_default"](text=tf.constant([], tf.string))
     assert empty["text"].shape[0] == 0
+
+
+def test_warmup_file_holds_prediction_logs(exported):
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    path = os.path.join(exported, "assets.extra", "tf_serving_warmup_requests")
+    logs = [prediction_log_pb2.PredictionLog.FromString(r.numpy())
+            for r in tf.data.TFRecordDataset(path)]
+    assert len(logs) == 3
+    request = logs[0].predict_log.request
+    assert request.model_spec.signature_name == "serving_default"
+    assert tf.make_ndarray(request.inputs["text"]).dtype == object
+
+
+def test_round_trip_keras_file_then_export_gives_same_outputs(overfit_translator, exported,
+                                                              tmp_path):
+    import keras
+
+    path = tmp_path / "model.keras"
+    overfit_translator.save(path)
+    again = str(tmp_path / "again" / "1")
+    keras.saving.load_model(path).export(again, beam_size=4, n_best=2)
+    batch = tf.constant([s for s, _ in PAIRS[:4]])
+    first = tf.saved_model.load(exported).signatures["serving_default"](text=batch)
+    second = tf.saved_model.load(again).signatures["serving_default"](text=batch)
+    np.testing.assert_array_equal(first["text"].numpy(), second["text"].numpy())
+    np.testing.assert_allclose(first["score"].numpy(), second["score"].numpy(), atol=1e-5)
+
+
+def test_cli_export_writes_serving_layout(overfit_translator, tmp_path):
+    from kseq.cli import main
+
+    model_dir = tmp_path / "trained"
+    model_dir.mkdir()
+    overfit_translator.save(model_dir / "model.keras")
+    base = tmp_path / "serving"
+    assert main(["export", str(model_dir), "--output", str(base / "numbers"), "--beam", "2"]) == 0
+    assert main(["export", str(model_dir), "--output", str(base / "numbers")]) == 0
+    assert sorted(os.listdir(base / "numbers")) == ["1", "2"]
+    assert 'name: "numbers"' in (base / "models.config").read_text()
+    assert main(["export", str(model_dir), "--output", str(base / "numbers"),
+                 "--version", "1"]) == 2

@@ -14,6 +14,7 @@ tokenisation; an empty batch gives empty outputs.
 """
 
 import json
+import logging
 import os
 import tempfile
 
@@ -21,7 +22,8 @@ import tensorflow as tf
 
 import kseq
 
-_SETTING_NAMES = ("beam_size", "n_best", "length_penalty", "alpha", "max_length")
+logger = logging.getLogger("kseq")
+WARMUP_FILE = "tf_serving_warmup_requests"
 
 
 class ServingModule(tf.Module):
@@ -112,4 +114,55 @@ def export_saved_model(model, filepath, *, beam_size=4, n_best=1, length_penalty
     os.makedirs(extra, exist_ok=True)
     with open(os.path.join(extra, "kseq_export.json"), "w", encoding="utf-8") as handle:
         json.dump(_metadata(model, settings, xla), handle, indent=2)
+    write_warmup_requests(os.path.join(extra, WARMUP_FILE), warmup_sentences(model))
     return filepath
+
+
+def warmup_sentences(model):
+    """Short, medium and full-length inputs built from the source vocabulary."""
+    words = [t for t in model.source_tokenizer.vocabulary[4:] if t[:1].isalnum()] or ["a"]
+    lengths = (1, 8, model.max_source_length)
+    return [" ".join((words * model.max_source_length)[:n]) for n in lengths]
+
+
+def write_warmup_requests(path, sentences):
+    """TF Serving's warm-up file: a TFRecord of `PredictionLog`s for `serving_default`.
+
+    Needs `tensorflow-serving-api` (`pip install 'kseq[serving]'`); without it the
+    export is complete but has no warm-up file, and a warning says so.
+    """
+    try:
+        from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
+    except ImportError:
+        logger.warning("No TF Serving warm-up file written: pip install 'kseq[serving]'.")
+        return None
+    with tf.io.TFRecordWriter(path) as writer:
+        for sentence in sentences:
+            request = predict_pb2.PredictRequest(
+                model_spec=model_pb2.ModelSpec(signature_name="serving_default"))
+            request.inputs["text"].CopyFrom(tf.make_tensor_proto([sentence], dtype=tf.string))
+            log = prediction_log_pb2.PredictionLog(
+                predict_log=prediction_log_pb2.PredictLog(request=request))
+            writer.write(log.SerializeToString())
+    return path
+
+
+def serving_layout(base_dir, name, version=None):
+    """TF Serving's `<base>/<name>/<version>/` path, the next free version by default,
+    and a `models.config` in `<base>` naming the model. Returns the version path.
+    """
+    model_dir = os.path.join(base_dir, name)
+    os.makedirs(model_dir, exist_ok=True)
+    if version is None:
+        taken = [int(v) for v in os.listdir(model_dir) if v.isdigit()]
+        version = max(taken, default=0) + 1
+    version_dir = os.path.join(model_dir, str(version))
+    if os.path.exists(version_dir):
+        raise ValueError(f"Version {version} already exists; pick another --version. "
+                         f"Received: {version_dir}")
+    config = ("model_config_list {\n  config {\n"
+              f"    name: \"{name}\"\n    base_path: \"/models/{name}\"\n"
+              "    model_platform: \"tensorflow\"\n  }\n}\n")
+    with open(os.path.join(base_dir, "models.config"), "w", encoding="utf-8") as handle:
+        handle.write(config)
+    return version_dir
