@@ -1,0 +1,91 @@
+"""Serving speed of an exported SavedModel on CPU, after warm-up (beam 4).
+
+Exports the shipped `zoo/numbers_fr_transformer` model (or `--model`), loads the
+SavedModel with plain TensorFlow + tensorflow-text, and measures latency p50/p99
+for one sentence and throughput for a batch of 64, against the same search run
+through `Translator.translate` in the same process (a ratio). Shape policy:
+the exported signature takes any batch and length (no padding to buckets), so
+each new input shape retraces nothing but the SavedModel's graph runs as is.
+Prints JSON and writes `benchmarks/results/bench_export.json`.
+
+    .venv/bin/python benchmarks/bench_export.py
+"""
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import kseq  # noqa: E402
+
+
+def folder_size(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def percentile_ms(times, q):
+    return round(float(np.percentile(times, q)) * 1000, 2)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="zoo/numbers_fr_transformer/model.keras")
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--single", type=int, default=100, help="one-sentence requests timed")
+    parser.add_argument("--batches", type=int, default=5, help="batches of 64 timed")
+    args = parser.parse_args()
+    model = keras.saving.load_model(args.model)
+    sentences = [s for s, _ in kseq.data.numbers_dataset("fr", 0, 0, 64, seed=1)["test"]]
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "translator", "1")
+        model.export(path, beam_size=args.beam)
+        size = folder_size(path)
+        serve = tf.saved_model.load(path).signatures["serving_default"]
+        for sentence in sentences[:8]:  # warm-up
+            serve(text=tf.constant([sentence]))
+        serve(text=tf.constant(sentences))
+        single = []
+        for i in range(args.single):
+            started = time.perf_counter()
+            serve(text=tf.constant([sentences[i % 64]]))["text"].numpy()
+            single.append(time.perf_counter() - started)
+        batch_times = []
+        for _ in range(args.batches):
+            started = time.perf_counter()
+            serve(text=tf.constant(sentences))["text"].numpy()
+            batch_times.append(time.perf_counter() - started)
+    model.translate(sentences, beam_size=args.beam)  # warm-up of the Python path
+    python_times = []
+    for _ in range(args.batches):
+        started = time.perf_counter()
+        model.translate(sentences, beam_size=args.beam)
+        python_times.append(time.perf_counter() - started)
+    result = {
+        "model": args.model, "beam": args.beam, "parameters": model.count_params(),
+        "export_bytes": size,
+        "single_sentence_latency_ms": {"p50": percentile_ms(single, 50),
+                                       "p99": percentile_ms(single, 99)},
+        "batch64_sentences_per_second": round(64 / float(np.median(batch_times)), 1),
+        "translate_batch64_sentences_per_second": round(64 / float(np.median(python_times)), 1),
+        "shape_policy": "any [B] strings; search over [B, S] ids without bucket padding",
+        "threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
+                    "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+                    "cpus": os.cpu_count()},
+    }
+    result["ratio_savedmodel_vs_translate"] = round(
+        result["batch64_sentences_per_second"] / result["translate_batch64_sentences_per_second"], 2)
+    os.makedirs("benchmarks/results", exist_ok=True)
+    with open("benchmarks/results/bench_export.json", "w", encoding="utf-8") as handle:
+        json.dump(result, handle, indent=2)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
