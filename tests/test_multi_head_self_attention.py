@@ -109,6 +109,12 @@ def test_bad_ranks_are_clear_errors():
     layer = MHSA(num_heads=2, key_dim=4)
     with pytest.raises(ValueError, match="`query` must have rank 3. Received"):
         layer(X[0])
+    cross = MHSA(num_heads=2, key_dim=4)
+    cross(X, MEMORY)
+    with pytest.raises(ValueError, match="`value` must have last dimension 12"):
+        cross(X, MEMORY[..., :5])
+    with pytest.raises(ValueError, match="`query_t` must have last dimension 8"):
+        layer.call_step(X[:, 0, :3], layer.initial_cache(3, 4), 0)
     with pytest.raises(ValueError, match="num_heads"):
         MHSA(num_heads=0, key_dim=4)
 

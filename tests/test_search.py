@@ -275,3 +275,11 @@ def test_beam_search_decoder_layer():
     ids, scores, _ = layer(tf.zeros([1], tf.int32), memory={}, state=NOTES.initial_state(1),
                            step=NOTES.step)
     assert ids.numpy()[0, 0].tolist() == [A, C, B, EOS]
+
+
+def test_ties_are_broken_deterministically_towards_lower_ids():
+    uniform = ScriptedModel(5, 3, lambda prefix: np.full(5, 0.2))
+    runs = [run_beam(uniform, beam_size=3, n_best=3, end_id=4)[0].numpy() for _ in range(2)]
+    np.testing.assert_array_equal(runs[0], runs[1])
+    # All continuations tie: the end token finishes first; alive ties keep the lowest ids.
+    assert runs[0][0, 0].tolist() == [4, 0, 0]

@@ -11,13 +11,13 @@ def require_rank(name, tensor, rank):
         )
 
 
-def require_same_depth(name_a, a, name_b, b):
-    """Raises `ValueError` unless the last dimensions of `a` and `b` agree."""
-    depth_a, depth_b = a.shape[-1], b.shape[-1]
-    if depth_a is not None and depth_b is not None and depth_a != depth_b:
+def require_depth(name, tensor, depth):
+    """Raises `ValueError` unless the last dimension of `tensor` is `depth`."""
+    actual = tensor.shape[-1]
+    if actual is not None and depth is not None and actual != depth:
         raise ValueError(
-            f"`{name_a}` and `{name_b}` must have the same last dimension. "
-            f"Received: {name_a}.shape={tuple(a.shape)}, {name_b}.shape={tuple(b.shape)}"
+            f"`{name}` must have last dimension {depth}. "
+            f"Received: {name}.shape={tuple(tensor.shape)}"
         )
 
 

@@ -7,7 +7,7 @@ Shape letters: `B` batch, `T` query length, `S` key/value length, `H` heads,
 import keras
 from keras import ops
 
-from kseq.layers.checks import require_rank
+from kseq.layers.checks import require_depth, require_rank
 
 # Large negative logit for masked keys; finite so that fully masked rows stay NaN-free.
 _MASK_LOGIT = -1e9
@@ -113,6 +113,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         search keeps in `memory` for cross-attention.
         """
         require_rank("value", value, 3)
+        require_depth("value", value, self.key_dense.kernel.shape[0])
         return {
             "key": self._split_heads(self.key_dense(value)),
             "value": self._split_heads(self.value_dense(value)),
@@ -124,6 +125,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         `key_mask` is `[B, S]` or `[B, T, S]` bool. Returns `(output [B, T, E],
         weights [B, H, T, S])`.
         """
+        require_depth("query", query, self.query_dense.kernel.shape[0])
+        require_depth("key", key, self.key_dim)
         q = self._split_heads(self.query_dense(query))
         scale = ops.cast(1.0 / (self.key_dim**0.5), q.dtype)
         logits = ops.einsum("bthd,bshd->bhts", q * scale, key)
@@ -204,6 +207,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             `(output [B, E], new_cache)`; the new cache has the same shapes.
         """
         require_rank("query_t", query_t, 2)
+        require_depth("query_t", query_t, self.query_dense.kernel.shape[0])
         max_length = cache["key"].shape[1]
         check_cache_room(t, max_length)
         x = query_t[:, None, :]  # [B, 1, E]
