@@ -102,3 +102,19 @@ def test_unknown_preset_lists_valid_ones():
     with pytest.raises(ValueError, match="numbers_fr_tiny"):
         kseq.zoo.translator("no_such_preset")
     assert "numbers_fr_tiny" in kseq.zoo.presets()
+
+
+def test_search_with_and_without_xla_and_graph_overflow_check(overfit_translator):
+    model = overfit_translator
+    ids = model.source_ids_for([s for s, _ in PAIRS[:4]])
+    for beam in (1, 4):
+        settings = model.search_settings(beam_size=beam)
+        plain = model.compiled_search(settings, xla=False)(ids)
+        compiled = model.compiled_search(settings, xla=True)(ids)
+        np.testing.assert_array_equal(plain[0].numpy(), compiled[0].numpy())
+    memory = model.encode(ids)
+    state = model.initial_state(memory)
+    with pytest.raises(ValueError, match="KV cache overflow"):
+        tf.function(model.step)(tf.fill([4], 2), state, memory, 40)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="KV cache overflow"):
+        tf.function(model.step)(tf.fill([4], 2), state, memory, tf.constant(40))

@@ -5,6 +5,7 @@ Shape letters: `B` batch, `T` query length, `S` key/value length, `H` heads,
 """
 
 import keras
+import tensorflow as tf  # only for the cache-overflow check (see check_cache_room)
 from keras import ops
 
 from kseq.layers.checks import require_depth, require_rank
@@ -238,23 +239,20 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return config
 
 
+# Trace-time Python checks: AutoGraph must not turn them into graph conditionals.
+@tf.autograph.experimental.do_not_convert
 def check_cache_room(t, max_length):
     """Raises a clear error when step `t` does not fit a cache of `max_length`.
 
-    A Python int or eager tensor is checked at once; inside a traced loop the
-    check becomes a graph assertion (a core TF op, kept by SavedModel export).
+    A Python int, an eager tensor or a traced constant is checked at once; a
+    position only known at run time (inside a search loop) gets a graph
+    assertion, a core TF op that SavedModel export keeps.
     """
+    # keras.ops has neither static-value lookup nor assertions: TF's are used here.
     message = f"KV cache overflow: step t must be < max_length={max_length}."
-    try:
-        value = int(t)
-    except (TypeError, ValueError):
-        value = None
+    value = t if isinstance(t, int) else tf.get_static_value(t)
     if value is not None:
-        if value >= max_length or value < 0:
-            raise ValueError(f"{message} Received: t={value}")
+        if not 0 <= int(value) < max_length:
+            raise ValueError(f"{message} Received: t={int(value)}")
         return
-    # Symbolic t (inside a traced search loop): keras.ops has no assertion op,
-    # so use TF's, a core op that SavedModel export keeps.
-    import tensorflow as tf
-
     tf.debugging.assert_less(t, max_length, message=message)
