@@ -90,3 +90,40 @@ def test_bad_input():
         kseq.layers.LuongAttention(score="cosine")
     with pytest.raises(ValueError, match="same width"):
         kseq.layers.LuongAttention(score="dot")(QUERY[:, :4], MEMORY, memory_mask=MASK)
+
+
+EMBEDDED = rng.normal(size=(3, 4, 5)).astype("float32")
+DECODERS = [{"units": 6, "cell": "gru", "attention": "bahdanau"},
+            {"units": 6, "cell": "lstm", "attention": "luong", "luong_score": "dot"},
+            {"units": 6, "cell": "gru", "attention": "luong", "input_feeding": False}]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("init", DECODERS)
+def test_attention_decoder_harness(init):
+    run_layer_test(kseq.layers.AttentionDecoder, init, [EMBEDDED, MEMORY], (3, 4, 6),
+                   call_kwargs={"memory_mask": MASK})
+
+
+@pytest.mark.parametrize("init", DECODERS)
+def test_attention_decoder_steps_match_teacher_forcing(init):
+    decoder = kseq.layers.AttentionDecoder(**init)
+    full, full_weights = decoder(EMBEDDED, MEMORY, memory_mask=MASK,
+                                 return_attention_scores=True)
+    keys = decoder.precompute_memory(MEMORY)
+    state = decoder.initial_state(3)
+    for t in range(4):
+        out, state, weights = decoder.step(EMBEDDED[:, t], state, MEMORY, keys, MASK)
+        np.testing.assert_allclose(ops.convert_to_numpy(out), ops.convert_to_numpy(full)[:, t],
+                                   atol=1e-5)
+        np.testing.assert_allclose(ops.convert_to_numpy(weights),
+                                   ops.convert_to_numpy(full_weights)[:, t], atol=1e-6)
+    assert np.all(ops.convert_to_numpy(full_weights)[~np.broadcast_to(MASK[:, None],
+                                                                      (3, 4, 5))] == 0)
+
+
+def test_attention_decoder_bad_input():
+    with pytest.raises(ValueError, match="cell"):
+        kseq.layers.AttentionDecoder(units=4, cell="rnn")
+    with pytest.raises(ValueError, match="memory_mask"):
+        kseq.layers.AttentionDecoder(units=4)(EMBEDDED, MEMORY)

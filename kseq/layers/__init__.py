@@ -9,3 +9,5 @@ from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
 from kseq.decoding.beam_search_decoder import BeamSearchDecoder
 from kseq.layers.additive_attention import BahdanauAttention
 from kseq.layers.multiplicative_attention import LuongAttention
+from kseq.layers.attention_decoder import AttentionDecoder
+from kseq.layers.attention_decoder_cell import AttentionDecoderCell
