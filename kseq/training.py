@@ -16,6 +16,7 @@ import keras
 from kseq import zoo
 from kseq.data.parallel_text import read_tsv
 from kseq.metrics.bleu_callback import BleuCallback
+from kseq.models.rnn_translator import RnnTranslator
 from kseq.models.translator import Translator
 from kseq.models.translator_preprocessor import TranslatorPreprocessor
 
@@ -74,9 +75,12 @@ def _model_for(output_dir, recipe, splits):
     config_path = os.path.join(output_dir, "model_config.json")
     if os.path.isfile(config_path):  # a restart: same vocabularies, same shapes
         with open(config_path, encoding="utf-8") as handle:
-            model = Translator.from_config(json.load(handle))
+            config = json.load(handle)
+        model_class = RnnTranslator if "arch" in config else Translator
+        model = model_class.from_config(config)
         return zoo.compile_translator(model, recipe.get("training", {}))
-    model = zoo.translator("transformer", train_pairs=splits["train"], recipe=recipe,
+    model = zoo.translator(recipe["model"].get("arch", "transformer"),
+                           train_pairs=splits["train"], recipe=recipe,
                            **{k: v for k, v in recipe["model"].items() if k != "arch"})
     with open(config_path, "w", encoding="utf-8") as handle:
         json.dump(model.get_config(), handle)

@@ -16,10 +16,11 @@ import keras
 from kseq.data.numbers import numbers_dataset
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
 from kseq.models.learning_rate import WarmupInverseSqrt
+from kseq.models.rnn_translator import RnnTranslator
 from kseq.models.translator import Translator
 from kseq.text import TOKENIZERS, Tokenizer
 
-ARCHITECTURES = ("transformer",)
+ARCHITECTURES = ("transformer", "attention", "rnn")
 DATA_BUILDERS = {"numbers": numbers_dataset}
 
 
@@ -108,7 +109,7 @@ def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=Non
 
     Args:
         preset_or_arch: a preset name (see `presets()`), a recipe file, or an
-            architecture (`"transformer"`).
+            architecture (`"transformer"`, `"attention"`, `"rnn"`).
         source_vocab, target_vocab: tokenizers, token lists or vocabulary files;
             when missing they are built from `train_pairs` (or the preset's data).
         train_pairs: `(source, target)` pairs to build vocabularies from.
@@ -142,6 +143,9 @@ def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=Non
     else:
         source_tokenizer = make_tokenizer(source_vocab, spec.get("tokenizer"), sources)
         target_tokenizer = make_tokenizer(target_vocab, spec.get("tokenizer"), targets)
-    model = Translator(source_tokenizer, target_tokenizer, **model_spec)
+    if arch == "transformer":
+        model = Translator(source_tokenizer, target_tokenizer, **model_spec)
+    else:
+        model = RnnTranslator(source_tokenizer, target_tokenizer, arch=arch, **model_spec)
     model.recipe = spec
     return compile_translator(model, spec.get("training", {}))

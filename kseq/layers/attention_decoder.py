@@ -50,8 +50,8 @@ class AttentionDecoder(keras.layers.Layer):
         self.decoder_cell.build((None, inputs_shape[-1]), memory_shape)
         self.built = True
 
-    def call(self, inputs, memory, memory_mask=None, return_attention_scores=False,
-             training=None):
+    def call(self, inputs, memory, memory_mask=None, initial_state=None,
+             return_attention_scores=False, training=None):
         require_rank("inputs", inputs, 3)
         require_rank("memory", memory, 3)
         require_mask("memory_mask", memory_mask)
@@ -68,7 +68,8 @@ class AttentionDecoder(keras.layers.Layer):
 
         _, _, outputs, weights = tf.while_loop(
             lambda t, *_: t < steps, body,
-            (tf.constant(0), self.decoder_cell.initial_state(batch), outputs, weights),
+            (tf.constant(0), initial_state or self.decoder_cell.initial_state(batch), outputs,
+             weights),
             maximum_iterations=steps)
         outputs = tf.transpose(outputs.stack(), [1, 0, 2])  # [B, T, U]
         if return_attention_scores:

@@ -1,0 +1,213 @@
+"""`RnnTranslator`: recurrent encoder-decoder translators on the shared step protocol.
+
+- `arch="rnn"`: the classic Sutskever/Cho model — the decoder sees one fixed
+  context vector (the encoder's final state) at every step;
+- `arch="attention"`: an `AttentionDecoder` (Bahdanau or Luong, input feeding)
+  over all encoder states.
+
+Shape letters: `B` batch, `S` source length, `T` target length, `E` embedding
+width, `U` units, `V` target vocabulary, `N` rows in a search step.
+"""
+
+import keras
+from keras import ops
+
+from kseq.layers.attention_decoder import AttentionDecoder
+from kseq.layers.token_embedding import TokenEmbedding
+from kseq.models.seq2seq_task import Seq2SeqTask
+from kseq.text import tokenizer_from_config
+
+ARCHS = ("rnn", "attention")
+
+
+def _rnn(cell, units, name, dtype, return_sequences=True):
+    layer = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
+    return layer(units, return_sequences=return_sequences, return_state=True, dtype=dtype,
+                 name=name)
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class RnnTranslator(Seq2SeqTask):
+    """GRU/LSTM translator: `{"source_ids", "decoder_ids"} -> logits [B, T, V]`.
+
+    The encoder is bidirectional (its two directions are concatenated and
+    projected to `U`); the decoder starts from a projection of the encoder's
+    final states.
+
+    Args:
+        source_tokenizer, target_tokenizer: `kseq.text` tokenizers.
+        arch: `"rnn"` or `"attention"`.
+        cell: `"gru"` or `"lstm"`.
+        units: `U`; embedding_dim: `E`.
+        attention: `"bahdanau"` or `"luong"` (attention arch).
+        dropout: dropout on embeddings and decoder inputs.
+        max_source_length, max_target_length: longest sequences.
+
+    Example:
+    >>> import numpy as np, kseq
+    >>> tok = kseq.text.WordTokenizer.build_vocabulary(["one two three"])
+    >>> model = kseq.models.RnnTranslator(tok, tok, arch="attention", units=8, embedding_dim=8)
+    >>> ids = np.array([[4, 5, 0]], "int32")
+    >>> tuple(model({"source_ids": ids, "decoder_ids": ids}).shape)
+    (1, 3, 7)
+    """
+
+    def __init__(self, source_tokenizer, target_tokenizer, arch="attention", cell="gru",
+                 units=128, embedding_dim=128, attention="bahdanau", dropout=0.1,
+                 max_source_length=64, max_target_length=64, dtype=None, **kwargs):
+        if arch not in ARCHS:
+            raise ValueError(f"`arch` must be one of {ARCHS}. Received: arch={arch!r}")
+        # === Layers ===
+        source_embedding = TokenEmbedding(source_tokenizer.vocabulary_size, embedding_dim,
+                                          scale=False, dtype=dtype, name="source_embedding")
+        target_embedding = TokenEmbedding(target_tokenizer.vocabulary_size, embedding_dim,
+                                          scale=False, dtype=dtype, name="target_embedding")
+        forward = _rnn(cell, units, "encoder_forward", dtype)
+        encoder = keras.layers.Bidirectional(forward, dtype=dtype, name="encoder")
+        memory_projection = keras.layers.Dense(units, dtype=dtype, name="memory_projection") \
+            if arch == "attention" else None
+        bridge = keras.layers.Dense(units, activation="tanh", dtype=dtype, name="bridge")
+        dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name="dropout")
+        if arch == "attention":
+            decoder = AttentionDecoder(units, cell=cell, attention=attention, dtype=dtype,
+                                       name="decoder")
+        else:
+            decoder = _rnn(cell, units, "decoder", dtype)
+        output_projection = keras.layers.Dense(target_tokenizer.vocabulary_size, dtype=dtype,
+                                               name="output_projection")
+        parts = dict(source_embedding=source_embedding, target_embedding=target_embedding,
+                     encoder=encoder, memory_projection=memory_projection, bridge=bridge,
+                     dropout=dropout_layer, decoder=decoder,
+                     output_projection=output_projection)
+
+        # === Functional graph ===
+        source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
+        decoder_ids = keras.Input(shape=(None,), dtype="int32", name="decoder_ids")
+        self_ = _Parts(parts, arch, cell, units)
+        memory = self_.encode(source_ids, training=None)
+        logits = self_.decode(decoder_ids, memory, training=None)
+        super().__init__(inputs={"source_ids": source_ids, "decoder_ids": decoder_ids},
+                         outputs=logits, **kwargs)
+
+        # === Config ===
+        self.parts = parts
+        self.graph_parts = self_
+        for name, part in parts.items():
+            if part is not None:
+                setattr(self, name, part)
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+        self.arch = arch
+        self.cell = cell
+        self.units = units
+        self.embedding_dim = embedding_dim
+        self.attention = attention
+        self.dropout_rate = dropout
+        self.max_source_length = max_source_length
+        self.max_target_length = max_target_length
+
+    # === Step protocol ===
+
+    def encode(self, source_ids):
+        """`[B, S]` -> memory `{"mask", "states" [B, S, U], "keys", "initial" [B, U]...}`."""
+        return self.graph_parts.encode(source_ids, training=False, for_search=True)
+
+    def initial_state(self, memory):
+        state = dict(memory["initial_state"])
+        state["attention"] = ops.zeros(ops.shape(memory["mask"]), dtype="float32")
+        return state
+
+    def step(self, token_ids, state, memory, t):
+        """`[N]` ids -> `(logits [N, V] float32, state)`; `t` is unused (RNN state carries it)."""
+        return self.graph_parts.step(token_ids, state, memory)
+
+    def get_config(self):
+        return {
+            "name": self.name, "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "source_tokenizer": self.source_tokenizer.get_config(),
+            "target_tokenizer": self.target_tokenizer.get_config(),
+            "arch": self.arch, "cell": self.cell, "units": self.units,
+            "embedding_dim": self.embedding_dim, "attention": self.attention,
+            "dropout": self.dropout_rate, "max_source_length": self.max_source_length,
+            "max_target_length": self.max_target_length,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for side in ("source_tokenizer", "target_tokenizer"):
+            config[side] = tokenizer_from_config(config[side])
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+
+class _Parts:
+    """The forward pass, shared by the functional graph and the step protocol."""
+
+    def __init__(self, parts, arch, cell, units):
+        self.p, self.arch, self.cell, self.units = parts, arch, cell, units
+
+    def encode(self, source_ids, training, for_search=False):
+        p = self.p
+        mask = ops.not_equal(source_ids, 0)
+        x = p["dropout"](p["source_embedding"](source_ids), training=training)
+        outputs = p["encoder"](x, mask=mask, training=training)
+        sequence, final = outputs[0], outputs[1:]  # final: fw (h[, c]) then bw (h[, c])
+        per_direction = len(final) // 2
+        last_h = ops.concatenate([final[0], final[per_direction]], axis=-1)  # [B, 2U]
+        memory = {"mask": mask}
+        if self.arch == "attention":
+            memory["states"] = p["memory_projection"](sequence)  # [B, S, U]
+        h0 = p["bridge"](last_h)
+        initial = {"h": h0}
+        if self.cell == "lstm":
+            initial["c"] = ops.zeros_like(h0)
+        if self.arch == "attention":
+            if for_search:
+                # Only outside the functional graph: a method call on a symbolic tensor
+                # would freeze the attention weights as constants (see translator.py).
+                memory["keys"] = p["decoder"].precompute_memory(memory["states"])
+            initial["feed"] = ops.zeros_like(h0)
+        else:
+            memory["context"] = h0  # the fixed context vector
+        memory["initial_state"] = initial
+        return memory
+
+    def decode(self, decoder_ids, memory, training):
+        p = self.p
+        x = p["dropout"](p["target_embedding"](decoder_ids), training=training)
+        if self.arch == "attention":
+            h = p["decoder"](x, memory["states"], memory_mask=memory["mask"],
+                             initial_state=memory["initial_state"], training=training)
+        else:
+            # [B, U] -> [B, T, U]: broadcast against the time axis of x.
+            context = memory["context"][:, None, :] * ops.ones_like(x[..., :1])
+            initial = [memory["initial_state"]["h"]]
+            if self.cell == "lstm":
+                initial.append(memory["initial_state"]["c"])
+            h = p["decoder"](ops.concatenate([x, context], -1), initial_state=initial,
+                             training=training)[0]
+        return ops.cast(p["output_projection"](h), "float32")
+
+    def step(self, token_ids, state, memory):
+        p = self.p
+        x = p["target_embedding"](token_ids)  # [N, E]
+        new_state = {}
+        if self.arch == "attention":
+            keys = {k: state[k] for k in state if k != "attention"}
+            h, cell_state, weights = p["decoder"].step(x, keys, memory["states"],
+                                                       memory["keys"], memory["mask"])
+            new_state.update(cell_state)
+            new_state["attention"] = ops.cast(weights, "float32")
+        else:
+            inputs = ops.concatenate([x, memory["context"]], -1)[:, None, :]
+            initial = [state["h"]] + ([state["c"]] if self.cell == "lstm" else [])
+            outputs = p["decoder"](inputs, initial_state=initial)
+            h = outputs[0][:, 0]
+            new_state["h"] = outputs[1]
+            if self.cell == "lstm":
+                new_state["c"] = outputs[2]
+            new_state["attention"] = state["attention"]
+        return ops.cast(p["output_projection"](h), "float32"), new_state

@@ -1,0 +1,82 @@
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import kseq
+from test_export import ENV, FRESH_PROCESS
+from translator_fixtures import PAIRS
+
+ARCHS = [("attention", "gru"), ("attention", "lstm"), ("rnn", "gru")]
+
+
+def rnn_translator(arch, cell):
+    return kseq.zoo.translator(arch, train_pairs=PAIRS, cell=cell, units=32, embedding_dim=16,
+                               dropout=0.0, max_source_length=32, max_target_length=32,
+                               recipe={"training": {"peak_learning_rate": 0.01,
+                                                    "warmup_steps": 30}})
+
+
+@pytest.fixture(scope="module", params=ARCHS, ids=["-".join(a) for a in ARCHS])
+def overfit_rnn(request):
+    keras.utils.set_random_seed(0)
+    model = rnn_translator(*request.param)
+    pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
+                                             32, 32)
+    data = pre.training_dataset(PAIRS, [32], batch_size=20, shuffle=False).cache()
+    model.fit(data.repeat(400), epochs=1, verbose=0)
+    return model
+
+
+@pytest.mark.slow
+def test_overfits_twenty_pairs_and_steps_match_forward(overfit_rnn):
+    sources, targets = [s for s, _ in PAIRS], [t for _, t in PAIRS]
+    assert overfit_rnn.translate(sources, beam_size=1) == targets
+    assert overfit_rnn.translate(sources, beam_size=4) == targets
+    ids = overfit_rnn.source_tokenizer.tokenize(sources[:3]).to_tensor()
+    target = overfit_rnn.target_tokenizer.tokenize(targets[:3]).to_tensor()
+    decoder_ids = tf.concat([tf.fill([3, 1], kseq.text.START_ID), target], axis=1)
+    forward = overfit_rnn({"source_ids": ids, "decoder_ids": decoder_ids}).numpy()
+    memory = overfit_rnn.encode(ids)
+    state = overfit_rnn.initial_state(memory)
+    for t in range(decoder_ids.shape[1]):
+        logits, state = overfit_rnn.step(decoder_ids[:, t], state, memory, t)
+        real = decoder_ids[:, t].numpy() != 0
+        np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
+
+
+@pytest.mark.slow
+def test_keras_round_trip_and_export_parity_in_fresh_process(overfit_rnn, tmp_path):
+    path = tmp_path / "model.keras"
+    overfit_rnn.save(path)
+    restored = keras.saving.load_model(path)
+    sources = [s for s, _ in PAIRS[:5]]
+    assert restored.translate(sources, beam_size=2) == overfit_rnn.translate(sources, beam_size=2)
+    export = str(tmp_path / "export" / "1")
+    restored.export(export, beam_size=4, n_best=2)
+    done = subprocess.run([sys.executable, "-c", FRESH_PROCESS, export,
+                           json.dumps(sources + [""])], env=ENV, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    served = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [row[0] for row in served["text"][:5]] == [t for _, t in PAIRS[:5]]
+    assert served["text"][5] == ["", ""]
+
+
+def test_unknown_arch_and_coverage_reads_attention():
+    with pytest.raises(ValueError, match="arch"):
+        kseq.models.RnnTranslator(kseq.text.WordTokenizer.build_vocabulary(["a"]),
+                                  kseq.text.WordTokenizer.build_vocabulary(["a"]), arch="cnn")
+    model = rnn_translator("attention", "gru")
+    ids = model.source_ids_for(["one", "two hundred"])
+    memory = model.encode(ids)
+    _, state = model.step(tf.fill([2], 2), model.initial_state(memory), memory, 0)
+    weights = state["attention"].numpy()
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    out = model.translate(["one"], beam_size=2, coverage_penalty=0.2)
+    assert isinstance(out[0], str)
