@@ -34,9 +34,15 @@ def _translate(args):
     from kseq.training import load_trained
 
     model = load_trained(args.model_dir)
-    outputs = model.translate(_read_inputs(args.texts), beam_size=args.beam, n_best=args.n_best)
+    texts = _read_inputs(args.texts)
+    outputs = model.translate(texts, beam_size=args.beam, n_best=args.n_best)
     for output in outputs:
         print(" ||| ".join(output) if isinstance(output, list) else output)
+    if args.plot_attention:
+        os.makedirs(args.plot_attention, exist_ok=True)
+        for index, text in enumerate(texts):
+            model.plot_attention(text, os.path.join(args.plot_attention, f"{index:04d}.png"))
+        print(f"attention plots in {args.plot_attention}", file=sys.stderr)
 
 
 def _evaluate(args):
@@ -91,6 +97,8 @@ def build_parser():
     translate.add_argument("texts", nargs="*")
     translate.add_argument("--beam", type=int, default=4)
     translate.add_argument("--n-best", type=int, default=1)
+    translate.add_argument("--plot-attention", metavar="DIR",
+                           help="also write one alignment PNG per input (greedy)")
     translate.set_defaults(run=_translate)
 
     evaluate = commands.add_parser("evaluate", help="BLEU / chrF with sacrebleu's signature")

@@ -64,7 +64,8 @@ def test_train_resumes_after_kill_then_translate_and_evaluate(tmp_path):
                                 input="one\ntwenty-two\n", env=ENV, capture_output=True,
                                 text=True, timeout=300)
     assert translated.returncode == 0, translated.stderr
-    assert len(translated.stdout.strip().splitlines()) == 2
+    # One line per input; an undertrained tiny model may print an empty line.
+    assert len(translated.stdout.rstrip("\n").split("\n")) == 2
     evaluated = subprocess.run(kseq_command("evaluate", str(output), "--data", "test",
                                             "--beam", "1", "--limit", "10"),
                                env=ENV, capture_output=True, text=True, timeout=300)

@@ -208,6 +208,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             `(output [B, E], new_cache)`; the new cache has the same shapes.
         """
         require_rank("query_t", query_t, 2)
+        if not self.built:  # a cache can be used before any full call
+            self.build((None, None, query_t.shape[-1]))
         require_depth("query_t", query_t, self.query_dense.kernel.shape[0])
         max_length = cache["key"].shape[1]
         check_cache_room(t, max_length)

@@ -169,3 +169,12 @@ class Seq2SeqTask(keras.Model):
         return export_saved_model(self, filepath, beam_size=beam_size, n_best=n_best,
                                   length_penalty=length_penalty, alpha=alpha,
                                   max_length=max_length, xla=xla)
+
+    def plot_attention(self, text, path):
+        """Writes the source-target alignment of `text` as a PNG heatmap (matplotlib).
+
+        Returns the `[T, S]` weights. See `kseq.models.attention_plot`.
+        """
+        from kseq.models.attention_plot import plot_attention
+
+        return plot_attention(self, text, path)

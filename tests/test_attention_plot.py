@@ -1,0 +1,21 @@
+import numpy as np
+
+from kseq.models.attention_plot import attention_matrix, monotone_alignment_mass
+from translator_fixtures import PAIRS
+
+
+def test_plot_attention_writes_png_and_rows_are_distributions(overfit_translator, tmp_path):
+    path = tmp_path / "alignment.png"
+    weights = overfit_translator.plot_attention(PAIRS[0][0], str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    source, target, matrix = attention_matrix(overfit_translator, PAIRS[0][0])
+    np.testing.assert_allclose(matrix, weights)
+    assert matrix.shape == (len(target), len(source))
+    np.testing.assert_allclose(matrix.sum(-1), 1.0, atol=1e-5)
+    assert "".join(target).replace("</s>", "")
+
+
+def test_monotone_alignment_mass():
+    assert monotone_alignment_mass(np.eye(4)) == 1.0
+    anti = np.eye(5)[::-1]
+    assert monotone_alignment_mass(anti) < 0.5
