@@ -28,6 +28,15 @@ def expand_query(query):
     return query, False
 
 
+def weigh_memory(scores, memory, memory_mask, single):
+    """Masked softmax of `scores [B, T, S]`, then the context `[B, T, M]` (or `[B, M]`)."""
+    weights = masked_softmax(scores, memory_mask[:, None, :])
+    context = ops.einsum("bts,bsm->btm", ops.cast(weights, memory.dtype), memory)
+    if single:
+        return context[:, 0], weights[:, 0]
+    return context, weights
+
+
 @keras.saving.register_keras_serializable(package="kseq")
 class BahdanauAttention(keras.layers.Layer):
     """Additive attention `score(q, m) = vᵀ tanh(W_q q + W_m m)` (Bahdanau et al. 2015).
@@ -94,11 +103,7 @@ class BahdanauAttention(keras.layers.Layer):
             hidden = hidden + ops.cast(self.b, hidden.dtype)
             v = ops.cast(self.g, hidden.dtype) * v / ops.sqrt(ops.sum(v * v))
         scores = ops.sum(ops.tanh(hidden) * v, axis=-1)  # [B, T, S]
-        weights = masked_softmax(scores, memory_mask[:, None, :])
-        context = ops.einsum("bts,bsm->btm", ops.cast(weights, memory.dtype), memory)
-        if single:
-            return context[:, 0], weights[:, 0]
-        return context, weights
+        return weigh_memory(scores, memory, memory_mask, single)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, "normalize": self.normalize}

@@ -6,7 +6,7 @@ Shape letters: `B` batch, `T` queries, `S` memory length, `E` query width, `M` m
 import keras
 from keras import ops
 
-from kseq.layers.additive_attention import expand_query, masked_softmax
+from kseq.layers.additive_attention import expand_query, weigh_memory
 from kseq.layers.checks import require_mask, require_rank
 
 SCORES = ("dot", "general", "concat")
@@ -94,11 +94,7 @@ class LuongAttention(keras.layers.Layer):
         scores = self._scores(query, memory, keys)
         if self.scale:
             scores = scores * ops.cast(self.g, scores.dtype)
-        weights = masked_softmax(scores, memory_mask[:, None, :])
-        context = ops.einsum("bts,bsm->btm", ops.cast(weights, memory.dtype), memory)
-        if single:
-            return context[:, 0], weights[:, 0]
-        return context, weights
+        return weigh_memory(scores, memory, memory_mask, single)
 
     def get_config(self):
         return {**super().get_config(), "score": self.score, "scale": self.scale,

@@ -15,7 +15,6 @@ from keras import ops
 from kseq.layers.attention_decoder import AttentionDecoder
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.models.seq2seq_task import Seq2SeqTask
-from kseq.text import tokenizer_from_config
 
 ARCHS = ("rnn", "attention")
 
@@ -123,24 +122,12 @@ class RnnTranslator(Seq2SeqTask):
 
     def get_config(self):
         return {
-            "name": self.name, "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
-            "source_tokenizer": self.source_tokenizer.get_config(),
-            "target_tokenizer": self.target_tokenizer.get_config(),
+            **self.task_config(),
             "arch": self.arch, "cell": self.cell, "units": self.units,
             "embedding_dim": self.embedding_dim, "attention": self.attention,
             "dropout": self.dropout_rate, "max_source_length": self.max_source_length,
             "max_target_length": self.max_target_length,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        for side in ("source_tokenizer", "target_tokenizer"):
-            config[side] = tokenizer_from_config(config[side])
-        if isinstance(config.get("dtype"), dict):
-            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        return cls(**config)
 
 
 class _Parts:

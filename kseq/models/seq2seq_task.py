@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from kseq.decoding import beam_search, greedy_search, sample
+from kseq.text import tokenizer_from_config
 from kseq.text.tokenizer import END_ID, START_ID
 
 logger = logging.getLogger("kseq")
@@ -23,6 +24,25 @@ SOURCE_LENGTH_STEP = 8
 
 class Seq2SeqTask(keras.Model):
     """Mixin-style base: search over the step protocol, and text in / text out."""
+
+    def task_config(self):
+        """Config entries every task model has; subclasses add their hyper-parameters."""
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "source_tokenizer": self.source_tokenizer.get_config(),
+            "target_tokenizer": self.target_tokenizer.get_config(),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for side in ("source_tokenizer", "target_tokenizer"):
+            config[side] = tokenizer_from_config(config[side])
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
 
     def search_settings(self, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
                         max_length=None, min_length=0, coverage_penalty=0.0,

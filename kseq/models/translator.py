@@ -12,7 +12,6 @@ from kseq.layers.token_embedding import TokenEmbedding
 from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
 from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
 from kseq.models.seq2seq_task import Seq2SeqTask
-from kseq.text import tokenizer_from_config
 
 POSITIONS = {"sinusoidal": SinusoidalPositionEmbedding, "learned": LearnedPositionEmbedding}
 
@@ -154,11 +153,7 @@ class Translator(Seq2SeqTask):
 
     def get_config(self):
         return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
-            "source_tokenizer": self.source_tokenizer.get_config(),
-            "target_tokenizer": self.target_tokenizer.get_config(),
+            **self.task_config(),
             "num_layers": self.num_layers,
             "num_heads": self.num_heads,
             "hidden_dim": self.hidden_dim,
@@ -170,15 +165,6 @@ class Translator(Seq2SeqTask):
             "position": self.position,
             "norm_first": self.norm_first,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        for side in ("source_tokenizer", "target_tokenizer"):
-            config[side] = tokenizer_from_config(config[side])
-        if isinstance(config.get("dtype"), dict):
-            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        return cls(**config)
 
 
 def _embed(parts, embedding, ids, start_index, training):
