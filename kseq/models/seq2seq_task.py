@@ -134,10 +134,11 @@ class Seq2SeqTask(keras.Model):
             m = ids.shape[1]
             flat = tf.reshape(ids, [-1, ids.shape[2]])  # [B·M, T]
             strings = self.target_tokenizer.detokenize(flat).numpy().reshape(len(chunk), m)
+            scores = scores.numpy()
             for row, index in enumerate(chunk):
                 hyps = [s.decode("utf-8") for s in strings[row]]
                 out = hyps if n_best > 1 else hyps[0]
-                results[index] = (out, scores.numpy()[row].tolist()) if return_scores else out
+                results[index] = (out, scores[row].tolist()) if return_scores else out
         return results
 
     def evaluate_bleu(self, pairs, beam_size=4, print_signature=True, **translate_options):
