@@ -3,7 +3,7 @@
 Presets are JSON recipe files (data, tokenizer, model, training schedule)
 shipped inside the package (`kseq/presets/`), so a plain `pip install .` finds
 them. Recipes are data, merged right-most wins: `translator("numbers_fr_tiny",
-model={"hidden_dim": 64})`.
+hidden_dim=64, recipe={"training": {"epochs": 4}})`.
 """
 
 import copy

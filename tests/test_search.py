@@ -98,7 +98,7 @@ def test_early_stop_takes_effect():
 
 def length_penalty_model():
     """Finished: <eos> (raw -1.0), X <eos> (-1.1), Y Y Y <eos> (-1.8); all else far worse."""
-    X, Y, Z = 1, 2, 3
+    X, Y = 1, 2
     p_end = math.exp(-1.0)
     p_x = math.exp(-1.1) / 0.9
 
@@ -177,9 +177,7 @@ def test_no_repeat_ngram_never_repeats():
         return np.array([0.05, 0.6, 0.2, 0.1, 0.05])
 
     model = ScriptedModel(5, 5, loves_token_one)
-    for n in (1, 2):
-        if n == 1:
-            continue
+    for n in (2,):
         ids, _, _ = run_beam(model, beam_size=2, max_length=5, no_repeat_ngram_size=n, n_best=2)
         for row in ids.numpy()[0]:
             grams = [tuple(row[i:i + n]) for i in range(len(row) - n + 1) if EOS not in row[i:i + n]

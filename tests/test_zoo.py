@@ -2,7 +2,6 @@ import json
 import os
 
 import keras
-import pytest
 
 import kseq
 

@@ -13,7 +13,7 @@ import tensorflow as tf
 NEG_INF = float("-inf")
 
 
-def check_search_arguments(*, max_length, end_id, min_length=0, **unused):
+def check_search_arguments(*, max_length, end_id, min_length=0):
     """Validates arguments every search shares; raises `ValueError` naming the argument."""
     if isinstance(max_length, int) and max_length < 1:
         raise ValueError(f"`max_length` must be >= 1. Received: max_length={max_length}")

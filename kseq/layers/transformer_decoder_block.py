@@ -5,7 +5,6 @@ Shape letters: `B` batch, `T` target length, `S` source length, `E` width,
 """
 
 import keras
-from keras import ops
 
 from kseq.layers.checks import require_mask, require_rank
 from kseq.layers.feed_forward import FeedForward

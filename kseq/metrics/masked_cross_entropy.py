@@ -38,7 +38,6 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
         y_true = ops.cast(y_true, "int32")
         logits = ops.cast(y_pred, "float32")
         log_probs = ops.log_softmax(logits, axis=-1)
-        vocab = logits.shape[-1]
         true_log_prob = ops.take_along_axis(log_probs, y_true[..., None], axis=-1)[..., 0]
         smooth = self.label_smoothing
         per_token = -(1.0 - smooth) * true_log_prob
