@@ -212,7 +212,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             self.build((None, None, query_t.shape[-1]))
         require_depth("query_t", query_t, self.query_dense.kernel.shape[0])
         max_length = cache["key"].shape[1]
-        check_cache_room(t, max_length)
+        t = check_cache_room(t, max_length)
         x = query_t[:, None, :]  # [B, 1, E]
         new = self.project_memory(x)  # each [B, 1, H, D]
         slot = ops.cast(ops.arange(max_length) == t, self.compute_dtype)
@@ -248,7 +248,10 @@ def check_cache_room(t, max_length):
 
     A Python int, an eager tensor or a traced constant is checked at once; a
     position only known at run time (inside a search loop) gets a graph
-    assertion, a core TF op that SavedModel export keeps.
+    assertion, a core TF op that SavedModel export keeps. Returns `t`, tied to
+    that assertion: ops that use the returned value run after the check, so a
+    gather on `t` elsewhere (e.g. a position table) cannot fail first with a
+    less helpful message.
     """
     # keras.ops has neither static-value lookup nor assertions: TF's are used here.
     message = f"KV cache overflow: step t must be < max_length={max_length}."
@@ -256,5 +259,7 @@ def check_cache_room(t, max_length):
     if value is not None:
         if not 0 <= int(value) < max_length:
             raise ValueError(f"{message} Received: t={int(value)}")
-        return
-    tf.debugging.assert_less(t, max_length, message=message)
+        return t
+    # Graph ops without data dependencies run in any order: tie `t` to the check.
+    with tf.control_dependencies([tf.debugging.assert_less(t, max_length, message=message)]):
+        return tf.identity(t)

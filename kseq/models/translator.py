@@ -7,6 +7,7 @@ Shape letters: `B` batch, `S` source length, `T` target length, `E` width,
 import keras
 from keras import ops
 
+from kseq.layers.multi_head_self_attention import check_cache_room
 from kseq.layers.position_embedding import LearnedPositionEmbedding, SinusoidalPositionEmbedding
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
@@ -138,6 +139,7 @@ class Translator(Seq2SeqTask):
     def step(self, token_ids, state, memory, t):
         """One decoding step: `[N]` ids at position `t` -> `(logits [N, V] float32, state)`."""
         p = self.parts
+        t = check_cache_room(t, self.max_target_length)
         x = p["target_embedding"](token_ids)  # [N, E]
         x = x + p["position_embedding"].at(t, self.hidden_dim)[None]
         caches, weights = [], None
