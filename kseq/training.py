@@ -3,9 +3,11 @@
 An output folder holds `recipe.json`, `model_config.json` (vocabularies
 included, so a restart builds the same model), `backup/` (weights, optimizer
 state and position, written every `save_every_steps` steps by Keras's
-`BackupAndRestore`), `history.csv`, and at the end `model.keras`.
+`BackupAndRestore`), `history.csv`, `curves.png` (loss and validation BLEU,
+redrawn every epoch), and at the end `model.keras`.
 """
 
+import csv
 import hashlib
 import json
 import os
@@ -16,9 +18,8 @@ import keras
 from kseq import zoo
 from kseq.data.parallel_text import read_tsv
 from kseq.metrics.bleu_callback import BleuCallback
-from kseq.models.rnn_translator import RnnTranslator
-from kseq.models.translator import Translator
 from kseq.models.translator_preprocessor import TranslatorPreprocessor
+from kseq.training_curves import TrainingCurves
 
 
 def split_pairs(pairs, valid_percent=2, test_percent=2):
@@ -76,8 +77,7 @@ def _model_for(output_dir, recipe, splits):
     if os.path.isfile(config_path):  # a restart: same vocabularies, same shapes
         with open(config_path, encoding="utf-8") as handle:
             config = json.load(handle)
-        model_class = RnnTranslator if "arch" in config else Translator
-        model = model_class.from_config(config)
+        model = zoo.model_class_for_config(config).from_config(config)
         return zoo.compile_translator(model, recipe.get("training", {}))
     model = zoo.translator(recipe["model"].get("arch", "transformer"),
                            train_pairs=splits["train"], recipe=recipe,
@@ -87,9 +87,22 @@ def _model_for(output_dir, recipe, splits):
     return model
 
 
+def _logged_rows(output_dir):
+    """Epoch rows already in `history.csv` (a resumed run keeps drawing the same curves)."""
+    path = os.path.join(output_dir, "history.csv")
+    if not os.path.isfile(path):
+        return []
+    with open(path, encoding="utf-8", newline="") as handle:
+        return [{k: float(v) for k, v in row.items() if k != "epoch" and v not in ("", None)}
+                for row in csv.DictReader(handle)]
+
+
 def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
-          save_every_steps=50, overrides=None, verbose=1):
-    """Trains (or resumes) into `output_dir`; returns `(model, splits, bleu_history)`."""
+          save_every_steps=50, overrides=None, verbose=1, extra_callbacks=()):
+    """Trains (or resumes) into `output_dir`; returns `(model, splits, bleu_history)`.
+
+    `extra_callbacks` are Keras callbacks run after kseq's own.
+    """
     recipe = zoo.merge(zoo.load_recipe(recipe_name), overrides)
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "recipe.json"), "w", encoding="utf-8") as handle:
@@ -110,10 +123,12 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
                                          save_freq=save_every_steps, double_checkpoint=True),
         ResumeReport(),
         bleu,
+        TrainingCurves(os.path.join(output_dir, "curves.png"), _logged_rows(output_dir)),
         keras.callbacks.CSVLogger(os.path.join(output_dir, "history.csv"), append=True),
     ]
     if minutes:
         callbacks.append(TimeBudget(minutes))
+    callbacks += list(extra_callbacks)
     model.fit(dataset, epochs=epochs or training.get("epochs", 10), callbacks=callbacks,
               verbose=verbose)
     model.save(os.path.join(output_dir, "model.keras"))

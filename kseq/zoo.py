@@ -7,21 +7,31 @@ hidden_dim=64, recipe={"training": {"epochs": 4}})`.
 """
 
 import copy
+import hashlib
 import json
 import os
 from importlib import resources
 
 import keras
 
+from kseq.data.libreoffice import kseq_home, libreoffice_dataset
 from kseq.data.numbers import numbers_dataset
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
 from kseq.models.learning_rate import WarmupInverseSqrt
+from kseq.models.conv_translator import ConvTranslator
 from kseq.models.rnn_translator import RnnTranslator
 from kseq.models.translator import Translator
 from kseq.text import TOKENIZERS, Tokenizer
 
-ARCHITECTURES = ("transformer", "attention", "rnn")
-DATA_BUILDERS = {"numbers": numbers_dataset}
+ARCHITECTURES = ("transformer", "attention", "rnn", "conv")
+DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset}
+
+
+def model_class_for_config(config):
+    """The task class that `config` (from `get_config`) belongs to."""
+    if "arch" in config:
+        return RnnTranslator
+    return ConvTranslator if "kernel_size" in config else Translator
 
 
 def presets():
@@ -86,7 +96,26 @@ def make_tokenizer(vocab, spec, texts=None):
     if texts is None:
         raise ValueError("Pass a vocabulary (list, file or tokenizer) or training pairs to "
                          "build one from. Received: neither")
-    return TOKENIZERS[kind].build_vocabulary(texts, max_size=max_size, **spec)
+    if kind != "wordpiece":  # word and char vocabularies take seconds to count
+        return TOKENIZERS[kind].build_vocabulary(texts, max_size=max_size, **spec)
+    return _cached_wordpiece(texts, max_size, spec)
+
+
+def _cached_wordpiece(texts, max_size, spec):
+    """WordPiece learning takes minutes on a real corpus: the result is kept in
+    `$KSEQ_HOME/vocabularies/`, keyed by a hash of the texts and the options."""
+    digest = hashlib.sha1(json.dumps([max_size, spec], sort_keys=True).encode("utf-8"))
+    for text in texts:
+        digest.update(text.encode("utf-8") + b"\0")
+    path = os.path.join(kseq_home(), "vocabularies", f"wordpiece-{digest.hexdigest()[:16]}.txt")
+    if os.path.isfile(path):
+        return TOKENIZERS["wordpiece"](_read_vocabulary_file(path), **spec)
+    tokenizer = TOKENIZERS["wordpiece"].build_vocabulary(texts, max_size=max_size, **spec)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".part", "w", encoding="utf-8") as handle:
+        handle.write("".join(token + "\n" for token in tokenizer.vocabulary))
+    os.replace(path + ".part", path)  # atomic: a killed run leaves no half file
+    return tokenizer
 
 
 def compile_translator(model, training):
@@ -145,6 +174,8 @@ def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=Non
         target_tokenizer = make_tokenizer(target_vocab, spec.get("tokenizer"), targets)
     if arch == "transformer":
         model = Translator(source_tokenizer, target_tokenizer, **model_spec)
+    elif arch == "conv":
+        model = ConvTranslator(source_tokenizer, target_tokenizer, **model_spec)
     else:
         model = RnnTranslator(source_tokenizer, target_tokenizer, arch=arch, **model_spec)
     model.recipe = spec

@@ -11,3 +11,6 @@ from kseq.layers.additive_attention import BahdanauAttention
 from kseq.layers.multiplicative_attention import LuongAttention
 from kseq.layers.attention_decoder import AttentionDecoder
 from kseq.layers.attention_decoder_cell import AttentionDecoderCell
+from kseq.layers.gated_convolution import GatedConvolution
+from kseq.layers.conv_encoder_block import ConvEncoderBlock
+from kseq.layers.conv_decoder_block import ConvDecoderBlock

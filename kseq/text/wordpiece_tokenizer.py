@@ -66,7 +66,9 @@ class WordPieceTokenizer(Tokenizer):
             split = probe.split(probe.normalize(tf.constant(texts[start : start + batch_size])))
             words.extend(split.flat_values.numpy().tolist())
         vocabulary = keras_hub.tokenizers.compute_word_piece_vocabulary(
-            tf.data.Dataset.from_tensor_slices(words or [b"x"]), vocabulary_size=max_size,
+            # Batched: the learner counts words one dataset element at a time in Python.
+            tf.data.Dataset.from_tensor_slices(words or [b"x"]).batch(batch_size),
+            vocabulary_size=max_size,
             lowercase=False, strip_accents=False, split=False, suffix_indicator=SUFFIX,
             reserved_tokens=list(RESERVED_TOKENS))
         return cls(vocabulary, **options)

@@ -11,14 +11,19 @@ import kseq
 from test_export import ENV, FRESH_PROCESS
 from translator_fixtures import PAIRS
 
-ARCHS = [("attention", "gru"), ("attention", "lstm"), ("rnn", "gru")]
+ARCHS = [("attention", "gru"), ("attention", "lstm"), ("rnn", "gru"), ("conv", "glu")]
+RECIPE = {"training": {"peak_learning_rate": 0.01, "warmup_steps": 30}}
 
 
 def rnn_translator(arch, cell):
+    if arch == "conv":
+        return kseq.zoo.translator("conv", train_pairs=PAIRS, embedding_dim=16, hidden_dim=32,
+                                   num_encoder_layers=2, num_decoder_layers=2, kernel_size=3,
+                                   dropout=0.0, max_source_length=32, max_target_length=32,
+                                   recipe=RECIPE)
     return kseq.zoo.translator(arch, train_pairs=PAIRS, cell=cell, units=32, embedding_dim=16,
                                dropout=0.0, max_source_length=32, max_target_length=32,
-                               recipe={"training": {"peak_learning_rate": 0.01,
-                                                    "warmup_steps": 30}})
+                               recipe=RECIPE)
 
 
 @pytest.fixture(scope="module", params=ARCHS, ids=["-".join(a) for a in ARCHS])

@@ -1,0 +1,144 @@
+"""Quality on LibreOffice en->fr for one architecture, at a fixed wall-clock training budget.
+
+    python benchmarks/quality_libreoffice.py --arch transformer --minutes 40 \
+        --snapshot-minutes 20 --output runs/lo_transformer
+
+Trains the `libreoffice_fr_<arch>` preset with `kseq.training.train` (so the
+run is resumable and draws `curves.png`), then reports test BLEU / chrF
+(sacrebleu, raw references, `case:mixed`) greedy and beam 4 (GNMT length
+penalty 0.6, as the OpenNMT-tf peer of issue #6), parameters, and real
+(non-pad) source + target tokens per second of training. With
+`--snapshot-minutes M` the weights at minute M are also saved and scored,
+which equals a run with an M-minute budget (the learning-rate schedule does
+not depend on the budget). Prints JSON and writes it to `--json`.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+
+import keras
+import tensorflow as tf
+
+from kseq import zoo
+from kseq.models.translator_preprocessor import TranslatorPreprocessor
+from kseq.training import train
+
+
+class TrainingClock(keras.callbacks.Callback):
+    """Training seconds and steps, and a model snapshot once `snapshot_minutes` have passed."""
+
+    def __init__(self, snapshot_path=None, snapshot_minutes=None):
+        super().__init__()
+        self.snapshot_path, self.snapshot_minutes = snapshot_path, snapshot_minutes
+        self.started, self.seconds, self.snapshot = None, 0.0, None
+        self.first_step = 0
+
+    def on_train_begin(self, logs=None):
+        self.started = time.perf_counter()
+        self.first_step = int(self.model.optimizer.iterations.numpy())
+
+    def on_train_batch_end(self, batch, logs=None):
+        elapsed = time.perf_counter() - self.started
+        if (self.snapshot is None and self.snapshot_minutes
+                and elapsed >= self.snapshot_minutes * 60):
+            self.model.save(self.snapshot_path)
+            self.snapshot = {"seconds": round(elapsed, 1), "loss": float(logs.get("loss", 0)),
+                             "step": int(self.model.optimizer.iterations.numpy())}
+
+    def on_train_end(self, logs=None):
+        self.seconds = time.perf_counter() - self.started
+
+    def steps(self):
+        return int(self.model.optimizer.iterations.numpy()) - self.first_step
+
+
+def epoch_shape(model, recipe, train_pairs):
+    """Real source + target tokens in one epoch, and the number of batches in it."""
+    training = recipe["training"]
+    preprocessor = TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
+                                          model.max_source_length, model.max_target_length)
+    dataset = preprocessor.training_dataset(
+        train_pairs, training["boundaries"], batch_size=training.get("batch_size"),
+        token_budget=training.get("token_budget"), shuffle=False)
+    tokens, batches = 0, 0
+    for features, labels in dataset:
+        tokens += int(tf.math.count_nonzero(features["source_ids"]))
+        tokens += int(tf.math.count_nonzero(labels))
+        batches += 1
+    return tokens, batches
+
+
+def score(model, pairs, beam_size):
+    started = time.perf_counter()
+    result = model.evaluate_bleu(pairs, beam_size=beam_size, length_penalty="gnmt", alpha=0.6,
+                                 print_signature=False)
+    return {"bleu": round(result["bleu"], 2), "chrf": round(result["chrf"], 2),
+            "bleu_signature": result["bleu_signature"], "chrf_signature": result["chrf_signature"],
+            "exact_match": round(result["exact_match"], 4), "sentences": len(pairs),
+            "seconds": round(time.perf_counter() - started, 1),
+            "examples": [[s, h, r] for (s, r), h in zip(pairs[:3], result["hypotheses"][:3])]}
+
+
+def scores(model, splits, with_peer_test, limit=None):
+    test = splits["test"][:limit]
+    result = {"test_greedy": score(model, test, 1), "test_beam4": score(model, test, 4)}
+    if with_peer_test:
+        result["peer_test_beam4"] = score(model, splits["peer_test"][:limit], 4)
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--arch", default="transformer", choices=zoo.ARCHITECTURES)
+    parser.add_argument("--minutes", type=float, default=40)
+    parser.add_argument("--snapshot-minutes", type=float)
+    parser.add_argument("--output", required=True, help="training folder (resumable)")
+    parser.add_argument("--json", help="where to write the result")
+    parser.add_argument("--peer-test", action="store_true",
+                        help="also score beam 4 on the OpenNMT-tf peer's test split")
+    parser.add_argument("--limit", type=int, help="score only the first N test pairs (smoke runs)")
+    args = parser.parse_args(argv)
+    preset = f"libreoffice_fr_{args.arch}"
+    recipe = zoo.load_recipe(preset)
+    os.makedirs(args.output, exist_ok=True)
+    snapshot_path = os.path.join(args.output, f"snapshot_{args.snapshot_minutes}min.keras")
+    clock = TrainingClock(snapshot_path, args.snapshot_minutes)
+    model, splits, bleu_history = train(preset, args.output, minutes=args.minutes,
+                                        save_every_steps=200, extra_callbacks=[clock])
+    tokens_per_epoch, batches_per_epoch = epoch_shape(model, recipe, splits["train"])
+    steps = clock.steps()
+    result = {
+        "preset": preset, "arch": args.arch, "budget_minutes": args.minutes,
+        "threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
+                    "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+                    "cpus": os.cpu_count()},
+        "split_sizes": {name: len(pairs) for name, pairs in splits.items()},
+        "parameters": model.count_params(),
+        "vocabulary_size": len(model.source_tokenizer.vocabulary),
+        "training": {"seconds": round(clock.seconds, 1), "steps": steps,
+                     "epochs": round(steps / batches_per_epoch, 2),
+                     "real_tokens_per_epoch": tokens_per_epoch,
+                     "tokens_per_second": round(tokens_per_epoch * steps / batches_per_epoch
+                                                / max(clock.seconds, 1e-9)),
+                     "recipe": recipe["training"], "validation_bleu_per_epoch": bleu_history},
+        "final": scores(model, splits, args.peer_test, args.limit),
+    }
+    if clock.snapshot:
+        snapshot = keras.saving.load_model(snapshot_path)
+        result["snapshot"] = {**clock.snapshot,
+                              **scores(snapshot, splits, args.peer_test, args.limit)}
+    shutil.copy(os.path.join(args.output, "history.csv"), os.path.join(args.output, "final.csv"))
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    print(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)

@@ -1,0 +1,59 @@
+"""Loss and BLEU curves of a training run, redrawn as a PNG after every epoch."""
+
+import sys
+
+import keras
+
+
+def plot_curves(rows, path):
+    """Draws `loss` (and `val_bleu` when present) per epoch from `rows` (dicts); writes `path`.
+
+    Example:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "curves.png")
+    >>> plot_curves([{"loss": 3.0, "val_bleu": 1.0}, {"loss": 2.0, "val_bleu": 9.5}], path)
+    >>> os.path.getsize(path) > 0
+    True
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    epochs = list(range(1, len(rows) + 1))
+    figure, loss_axes = plt.subplots(figsize=(6, 3.5))
+    loss_axes.plot(epochs, [row["loss"] for row in rows], "o-", color="tab:blue")
+    loss_axes.set_xlabel("epoch")
+    loss_axes.set_ylabel("training loss", color="tab:blue")
+    if all("val_bleu" in row for row in rows):
+        bleu_axes = loss_axes.twinx()
+        bleu_axes.plot(epochs, [row["val_bleu"] for row in rows], "s-", color="tab:orange")
+        bleu_axes.set_ylabel("validation BLEU", color="tab:orange")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+class TrainingCurves(keras.callbacks.Callback):
+    """Keeps each epoch's logs and redraws `path` (loss and validation BLEU) after each epoch.
+
+    Place it after the `BleuCallback` so the epoch logs already hold `val_bleu`.
+    Without matplotlib (the `plot` extra) it says so once and draws nothing.
+    """
+
+    def __init__(self, path, previous_rows=()):
+        super().__init__()
+        self.path = path
+        self.rows = list(previous_rows)
+        self.warned = False
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.rows.append({k: float(v) for k, v in (logs or {}).items()
+                          if isinstance(v, (int, float))})
+        try:
+            plot_curves(self.rows, self.path)
+        except ImportError:
+            if not self.warned:
+                print("training curves skipped: matplotlib missing (pip install 'kseq[plot]')",
+                      file=sys.stderr)
+                self.warned = True
