@@ -10,6 +10,7 @@ import copy
 import hashlib
 import json
 import os
+import sys
 from importlib import resources
 
 import keras
@@ -82,6 +83,7 @@ def _read_vocabulary_file(path):
 def make_tokenizer(vocab, spec, texts=None):
     """A tokenizer from a Tokenizer, a token list, a vocabulary file, or built from `texts`."""
     spec = dict(spec or {"kind": "word"})
+    spec.pop("shared", None)  # read by `translator`: one vocabulary for both sides
     kind = spec.pop("kind", "word")
     max_size = spec.pop("max_size", None)
     if kind not in TOKENIZERS:
@@ -111,10 +113,13 @@ def _cached_wordpiece(texts, max_size, spec):
     if os.path.isfile(path):
         return TOKENIZERS["wordpiece"](_read_vocabulary_file(path), **spec)
     tokenizer = TOKENIZERS["wordpiece"].build_vocabulary(texts, max_size=max_size, **spec)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".part", "w", encoding="utf-8") as handle:
-        handle.write("".join(token + "\n" for token in tokenizer.vocabulary))
-    os.replace(path + ".part", path)  # atomic: a killed run leaves no half file
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".part", "w", encoding="utf-8") as handle:
+            handle.write("".join(token + "\n" for token in tokenizer.vocabulary))
+        os.replace(path + ".part", path)  # atomic: a killed run leaves no half file
+    except OSError as error:  # a read-only home only costs the next run the same minutes
+        print(f"WordPiece vocabulary not cached ({error})", file=sys.stderr)
     return tokenizer
 
 
@@ -166,7 +171,10 @@ def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=Non
                          f"Received: arch={arch!r}")
     sources = [s for s, _ in train_pairs] if train_pairs else None
     targets = [t for _, t in train_pairs] if train_pairs else None
-    if model_spec.get("share_embeddings") == "all" and source_vocab is None:
+    # One vocabulary for both sides: asked for by the tokenizer spec, or by shared embeddings.
+    shared = ((spec.get("tokenizer") or {}).get("shared")
+              or model_spec.get("share_embeddings") == "all")
+    if shared and source_vocab is None:
         joint = make_tokenizer(None, spec.get("tokenizer"), sources + targets)
         source_tokenizer = target_tokenizer = joint
     else:

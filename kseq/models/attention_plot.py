@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from kseq.text.tokenizer import END_ID, START_ID
+from kseq.text.word_tokenizer import JOINER
 
 
 def attention_matrix(model, text, max_length=None):
@@ -48,6 +49,8 @@ def plot_attention(model, text, path):
     except ImportError as error:
         raise ImportError("plot_attention needs matplotlib: pip install 'kseq[plot]'") from error
     source, target, weights = attention_matrix(model, text)
+    # The joiner mark has no glyph in matplotlib's default font: show a middle dot.
+    source, target = ([piece.replace(JOINER, "·") for piece in side] for side in (source, target))
     figure, axes = plt.subplots(figsize=(1 + 0.45 * len(source), 1 + 0.4 * len(target)))
     axes.imshow(weights, cmap="viridis", aspect="auto", vmin=0.0, vmax=1.0)
     axes.set_xticks(range(len(source)), source, rotation=60, ha="right")

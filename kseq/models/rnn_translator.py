@@ -19,6 +19,10 @@ from kseq.models.seq2seq_task import Seq2SeqTask
 ARCHS = ("rnn", "attention")
 
 
+def _suffix(layer):
+    return f"_{layer}" if layer else ""
+
+
 def _rnn(cell, units, name, dtype, return_sequences=True):
     layer = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
     return layer(units, return_sequences=return_sequences, return_state=True, dtype=dtype,
@@ -29,15 +33,18 @@ def _rnn(cell, units, name, dtype, return_sequences=True):
 class RnnTranslator(Seq2SeqTask):
     """GRU/LSTM translator: `{"source_ids", "decoder_ids"} -> logits [B, T, V]`.
 
-    The encoder is bidirectional (its two directions are concatenated and
-    projected to `U`); the decoder starts from a projection of the encoder's
-    final states.
+    The encoder is a stack of `num_layers` bidirectional layers (the top
+    layer's two directions are concatenated and projected to `U`); the decoder
+    starts from a projection of the encoder's final states. With `arch="rnn"`
+    the decoder is a stack of `num_layers` layers too, each starting from that
+    projection; the attention decoder is one attention cell.
 
     Args:
         source_tokenizer, target_tokenizer: `kseq.text` tokenizers.
         arch: `"rnn"` or `"attention"`.
         cell: `"gru"` or `"lstm"`.
         units: `U`; embedding_dim: `E`.
+        num_layers: stacked recurrent layers (encoder; and decoder for `rnn`).
         attention: `"bahdanau"` or `"luong"` (attention arch).
         dropout: dropout on embeddings and decoder inputs.
         max_source_length, max_target_length: longest sequences.
@@ -53,30 +60,36 @@ class RnnTranslator(Seq2SeqTask):
 
     def __init__(self, source_tokenizer, target_tokenizer, arch="attention", cell="gru",
                  units=128, embedding_dim=128, attention="bahdanau", dropout=0.1,
-                 max_source_length=64, max_target_length=64, dtype=None, **kwargs):
+                 max_source_length=64, max_target_length=64, num_layers=1, dtype=None,
+                 **kwargs):
         if arch not in ARCHS:
             raise ValueError(f"`arch` must be one of {ARCHS}. Received: arch={arch!r}")
+        if num_layers < 1:
+            raise ValueError(f"`num_layers` must be >= 1. Received: num_layers={num_layers}")
         # === Layers ===
         source_embedding = TokenEmbedding(source_tokenizer.vocabulary_size, embedding_dim,
                                           scale=False, dtype=dtype, name="source_embedding")
         target_embedding = TokenEmbedding(target_tokenizer.vocabulary_size, embedding_dim,
                                           scale=False, dtype=dtype, name="target_embedding")
-        forward = _rnn(cell, units, "encoder_forward", dtype)
-        encoder = keras.layers.Bidirectional(forward, dtype=dtype, name="encoder")
+        # Layer 0 keeps the one-layer names, so older saved models still load.
+        encoders = [keras.layers.Bidirectional(
+            _rnn(cell, units, "encoder_forward" + _suffix(i), dtype), dtype=dtype,
+            name="encoder" + _suffix(i)) for i in range(num_layers)]
         memory_projection = keras.layers.Dense(units, dtype=dtype, name="memory_projection") \
             if arch == "attention" else None
         bridge = keras.layers.Dense(units, activation="tanh", dtype=dtype, name="bridge")
         dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name="dropout")
         if arch == "attention":
-            decoder = AttentionDecoder(units, cell=cell, attention=attention, dtype=dtype,
-                                       name="decoder")
+            decoders = [AttentionDecoder(units, cell=cell, attention=attention, dtype=dtype,
+                                         name="decoder")]
         else:
-            decoder = _rnn(cell, units, "decoder", dtype)
+            decoders = [_rnn(cell, units, "decoder" + _suffix(i), dtype)
+                        for i in range(num_layers)]
         output_projection = keras.layers.Dense(target_tokenizer.vocabulary_size, dtype=dtype,
                                                name="output_projection")
         parts = dict(source_embedding=source_embedding, target_embedding=target_embedding,
-                     encoder=encoder, memory_projection=memory_projection, bridge=bridge,
-                     dropout=dropout_layer, decoder=decoder,
+                     encoders=encoders, memory_projection=memory_projection, bridge=bridge,
+                     dropout=dropout_layer, decoders=decoders,
                      output_projection=output_projection)
 
         # === Functional graph ===
@@ -104,6 +117,7 @@ class RnnTranslator(Seq2SeqTask):
         self.dropout_rate = dropout
         self.max_source_length = max_source_length
         self.max_target_length = max_target_length
+        self.num_layers = num_layers
 
     # === Step protocol ===
 
@@ -126,7 +140,7 @@ class RnnTranslator(Seq2SeqTask):
             "arch": self.arch, "cell": self.cell, "units": self.units,
             "embedding_dim": self.embedding_dim, "attention": self.attention,
             "dropout": self.dropout_rate, "max_source_length": self.max_source_length,
-            "max_target_length": self.max_target_length,
+            "max_target_length": self.max_target_length, "num_layers": self.num_layers,
         }
 
 
@@ -139,23 +153,27 @@ class _Parts:
     def encode(self, source_ids, training, for_search=False):
         p = self.p
         mask = ops.not_equal(source_ids, 0)
-        x = p["dropout"](p["source_embedding"](source_ids), training=training)
-        outputs = p["encoder"](x, mask=mask, training=training)
-        sequence, final = outputs[0], outputs[1:]  # final: fw (h[, c]) then bw (h[, c])
+        sequence = p["dropout"](p["source_embedding"](source_ids), training=training)
+        for encoder in p["encoders"]:
+            outputs = encoder(sequence, mask=mask, training=training)
+            sequence, final = outputs[0], outputs[1:]  # final: fw (h[, c]) then bw (h[, c])
         per_direction = len(final) // 2
         last_h = ops.concatenate([final[0], final[per_direction]], axis=-1)  # [B, 2U]
         memory = {"mask": mask}
         if self.arch == "attention":
             memory["states"] = p["memory_projection"](sequence)  # [B, S, U]
         h0 = p["bridge"](last_h)
-        initial = {"h": h0}
-        if self.cell == "lstm":
-            initial["c"] = ops.zeros_like(h0)
+        initial = {}
+        layers = 1 if self.arch == "attention" else len(p["decoders"])
+        for layer in range(layers):  # every decoder layer starts from the bridge
+            initial["h" + _suffix(layer)] = h0
+            if self.cell == "lstm":
+                initial["c" + _suffix(layer)] = ops.zeros_like(h0)
         if self.arch == "attention":
             if for_search:
                 # Only outside the functional graph: a method call on a symbolic tensor
                 # would freeze the attention weights as constants (see translator.py).
-                memory["keys"] = p["decoder"].precompute_memory(memory["states"])
+                memory["keys"] = p["decoders"][0].precompute_memory(memory["states"])
             initial["feed"] = ops.zeros_like(h0)
         else:
             memory["context"] = h0  # the fixed context vector
@@ -166,17 +184,21 @@ class _Parts:
         p = self.p
         x = p["dropout"](p["target_embedding"](decoder_ids), training=training)
         if self.arch == "attention":
-            h = p["decoder"](x, memory["states"], memory_mask=memory["mask"],
-                             initial_state=memory["initial_state"], training=training)
+            h = p["decoders"][0](x, memory["states"], memory_mask=memory["mask"],
+                                 initial_state=memory["initial_state"], training=training)
         else:
             # [B, U] -> [B, T, U]: broadcast against the time axis of x.
             context = memory["context"][:, None, :] * ops.ones_like(x[..., :1])
-            initial = [memory["initial_state"]["h"]]
-            if self.cell == "lstm":
-                initial.append(memory["initial_state"]["c"])
-            h = p["decoder"](ops.concatenate([x, context], -1), initial_state=initial,
-                             training=training)[0]
+            h = ops.concatenate([x, context], -1)
+            for layer, decoder in enumerate(p["decoders"]):
+                h = decoder(h, initial_state=self._initial_list(memory["initial_state"], layer),
+                            training=training)[0]
         return ops.cast(p["output_projection"](h), "float32")
+
+    def _initial_list(self, state, layer=0):
+        """The recurrent state of decoder `layer` (`h`, `c`, or `h_1`...), as Keras wants it."""
+        keys = ["h", "c"] if self.cell == "lstm" else ["h"]
+        return [state[key + _suffix(layer)] for key in keys]
 
     def step(self, token_ids, state, memory):
         p = self.p
@@ -184,17 +206,18 @@ class _Parts:
         new_state = {}
         if self.arch == "attention":
             keys = {k: state[k] for k in state if k != "attention"}
-            h, cell_state, weights = p["decoder"].step(x, keys, memory["states"],
+            h, cell_state, weights = p["decoders"][0].step(x, keys, memory["states"],
                                                        memory["keys"], memory["mask"])
             new_state.update(cell_state)
             new_state["attention"] = ops.cast(weights, "float32")
         else:
-            inputs = ops.concatenate([x, memory["context"]], -1)[:, None, :]
-            initial = [state["h"]] + ([state["c"]] if self.cell == "lstm" else [])
-            outputs = p["decoder"](inputs, initial_state=initial)
-            h = outputs[0][:, 0]
-            new_state["h"] = outputs[1]
-            if self.cell == "lstm":
-                new_state["c"] = outputs[2]
+            h = ops.concatenate([x, memory["context"]], -1)[:, None, :]  # [N, 1, E+U]
+            for layer, decoder in enumerate(p["decoders"]):
+                outputs = decoder(h, initial_state=self._initial_list(state, layer))
+                h = outputs[0]
+                new_state["h" + _suffix(layer)] = outputs[1]
+                if self.cell == "lstm":
+                    new_state["c" + _suffix(layer)] = outputs[2]
+            h = h[:, 0]
             new_state["attention"] = state["attention"]
         return ops.cast(p["output_projection"](h), "float32"), new_state
