@@ -31,3 +31,43 @@ def test_demo_smoke(tmp_path):
     assert "beam 4  on 40 unseen numbers" in out
     assert "seven hundred and seventy-seven ->" in out
     assert (tmp_path / "demo" / "model.keras").exists()
+
+
+def write_help_tree(root, count=80):
+    """An unpacked-package tree with `count` aligned help paragraphs and no UI catalogs."""
+    help_root = os.path.join(root, "usr/share/libreoffice/help")
+    english = [f"Click button {i} to open the dialog." for i in range(count)]
+    french = [f"Cliquez sur le bouton {i} pour ouvrir la boîte de dialogue." for i in range(count)]
+    for lang, texts in (("en-US", english), ("fr", french)):
+        os.makedirs(os.path.join(help_root, lang))
+        body = "".join(f'<p id="par_id{i}">{text}</p>' for i, text in enumerate(texts))
+        with open(os.path.join(help_root, lang, "page.html"), "w", encoding="utf-8") as handle:
+            handle.write(f"<html><body>{body}</body></html>")
+    os.makedirs(os.path.join(root, "usr/lib/libreoffice/program/resource/fr/LC_MESSAGES"))
+    open(os.path.join(root, ".unpacked"), "w").close()
+
+
+@pytest.mark.slow
+def test_translate_libreoffice_example_runs_reduced(tmp_path):
+    cache = tmp_path / "cache"
+    write_help_tree(str(cache / "root"))
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import translate_libreoffice
+    finally:
+        sys.path.pop(0)
+    overrides = {
+        "data": {"cache_dir": str(cache), "held_out_percent": 20},
+        "tokenizer": {"kind": "word", "max_size": None},
+        "model": {"units": 16, "embedding_dim": 16, "max_source_length": 24,
+                  "max_target_length": 24},
+        "training": {"epochs": 2, "token_budget": 512, "boundaries": [16, 24],
+                     "bleu_subset": 4},
+    }
+    output = tmp_path / "run"
+    model, result = translate_libreoffice.main("attention", 1.0, str(output), overrides)
+    assert result["bleu_signature"].startswith("nrefs:1|case:mixed")
+    assert 0 < len(result["hypotheses"]) <= 200
+    assert (output / "curves.png").stat().st_size > 0
+    assert (output / "alignment.png").stat().st_size > 0
+    assert (output / "model.keras").exists()

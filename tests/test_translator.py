@@ -96,6 +96,8 @@ def test_translate_edge_cases(caplog):
     outputs = model.translate(["", long_input, "zebra"], beam_size=2, n_best=2)
     assert len(outputs) == 3 and all(len(o) == 2 for o in outputs)
     assert "truncated" in caplog.text
+    with pytest.raises(ValueError, match="at least one .*Received: 0 pairs"):
+        model.evaluate_bleu([])
 
 
 def test_unknown_preset_lists_valid_ones():

@@ -29,7 +29,13 @@ class BleuCallback(keras.callbacks.Callback):
         self.best_weights = None
         self.history = []
 
+    def on_train_begin(self, logs=None):
+        if not self.pairs and self.verbose:
+            print("no validation pairs: validation BLEU is not reported", flush=True)
+
     def on_epoch_end(self, epoch, logs=None):
+        if not self.pairs:
+            return
         started = time.perf_counter()
         result = self.model.evaluate_bleu(self.pairs, beam_size=self.beam_size,
                                           print_signature=False)

@@ -155,6 +155,10 @@ class Seq2SeqTask(keras.Model):
 
         if isinstance(pairs, tf.data.Dataset):
             pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]
+        pairs = list(pairs)
+        if not pairs:
+            raise ValueError("evaluate_bleu needs at least one (source, reference) pair. "
+                             "Received: 0 pairs")
         sources = [s for s, _ in pairs]
         references = [t for _, t in pairs]
         hypotheses = self.translate(sources, beam_size=beam_size, **translate_options)
