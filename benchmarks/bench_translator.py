@@ -1,0 +1,433 @@
+"""kseq's Transformer translator against the strongest keras-hub build of the same model.
+
+    .venv/bin/python benchmarks/bench_translator.py              # defaults of issue #7
+    .venv/bin/python benchmarks/bench_translator.py --tiny       # seconds: what the test runs
+
+Each side runs in its own child process (so `ru_maxrss` is its peak memory),
+on the same `numbers` data and the same token ids:
+
+- **kseq**: `kseq.models.Translator`, post-LN, learned positions, no shared
+  embeddings (so both sides have the same parameters), its one-loop searches.
+- **peer**: `keras_hub.layers.TokenAndPositionEmbedding`, `TransformerEncoder`,
+  `TransformerDecoder` and a `Dense` head; decoding with keras-hub's
+  `GreedySampler` / `BeamSampler` in a `tf.function`, with the decoder's
+  self-attention cache, the cross-attention keys/values computed once, and the
+  encoder output repeated per beam (keras-hub #1047).
+- **reference row**: the keras.io "English-to-Spanish translation with
+  KerasHub" decoding as written there: no cache, the whole model called once
+  per output token, one sentence at a time.
+
+Both sides train the same number of steps (loss reported, so neither wins by
+being broken). Training throughput counts real (non-pad) source + target
+tokens per second; "same padding" feeds both sides identical batches,
+"natural" gives kseq its length buckets and pads the peer to the example's
+fixed length. Decoding is timed on 64 sentences at a forced output length (no
+end token) and with the trained models' natural end tokens. fp32 both sides.
+Trace / compile time is reported apart from throughput. Prints JSON.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+SIZES = {
+    "default": dict(layers=1, width=256, ff=2048, heads=8, vocab=15000, batch=64,
+                    train_steps=60, timed_steps=30, forced_length=40, max_source=24),
+    "tiny": dict(layers=1, width=32, ff=64, heads=2, vocab=500, batch=16,
+                 train_steps=6, timed_steps=3, forced_length=8, max_source=24),
+}
+EXAMPLE_LENGTH = 40  # the keras.io example pads every sentence to this length
+
+
+# === Shared data: the same ids for both sides ===
+
+def build_data(size):
+    """Token ids of `numbers` pairs with 6–20 source tokens, a vocabulary padded to `vocab`."""
+    import numpy as np
+
+    from kseq.data import numbers_dataset
+    from kseq.text import WordTokenizer
+
+    pairs = numbers_dataset("fr", train_size=6000, valid_size=0, test_size=200)
+    words = WordTokenizer.build_vocabulary([s for p in pairs["train"] for s in p])
+    filler = [f"<unused_{i}>" for i in range(size["vocab"] - words.vocabulary_size)]
+    tokenizer = WordTokenizer(words.vocabulary + filler)
+
+    def ids(texts):
+        return [row for row in tokenizer.tokenize(texts).to_list()]
+
+    out = {}
+    for split in ("train", "test"):
+        sources, targets = ids([s for s, _ in pairs[split]]), ids([t for _, t in pairs[split]])
+        keep = [i for i, s in enumerate(sources) if 6 <= len(s) <= 20 and len(targets[i]) < 23]
+        out[split] = ([sources[i] for i in keep], [targets[i] for i in keep])
+    return tokenizer, out, np
+
+
+def padded_batches(data, batch, length, np, shuffle_seed=0):
+    """Fixed-shape `(source [B, L], decoder input [B, L], labels [B, L])` batches."""
+    sources, targets = data
+    order = np.random.default_rng(shuffle_seed).permutation(len(sources))
+    for start in range(0, len(order) - batch + 1, batch):
+        rows = order[start:start + batch]
+        src = np.zeros([batch, length], "int32")
+        dec = np.zeros([batch, length], "int32")
+        lab = np.zeros([batch, length], "int32")
+        for r, i in enumerate(rows):
+            s, t = sources[i][:length], targets[i][: length - 1]
+            src[r, : len(s)] = s
+            dec[r, : len(t) + 1] = [2] + t
+            lab[r, : len(t) + 1] = t + [3]
+        yield src, dec, lab
+
+
+def bucketed_batches(data, batch, np, boundaries=(8, 16, 24)):
+    """kseq's natural batches: each batch padded only to its length bucket."""
+    sources, targets = data
+    by_bucket = {b: [] for b in boundaries}
+    for i in range(len(sources)):
+        need = max(len(sources[i]), len(targets[i]) + 1)
+        by_bucket[next(b for b in boundaries if need <= b)].append(i)
+    batches = []
+    for bound, rows in by_bucket.items():
+        subset = ([sources[i] for i in rows], [targets[i] for i in rows])
+        batches += list(padded_batches(subset, batch, bound, np))
+    order = np.random.default_rng(1).permutation(len(batches))
+    return [batches[i] for i in order]
+
+
+def real_tokens(batch):
+    src, _, lab = batch
+    return int((src > 0).sum() + (lab > 0).sum())
+
+
+# === The two models ===
+
+def kseq_model(tokenizer, size):
+    import keras
+
+    import kseq
+
+    model = kseq.models.Translator(
+        tokenizer, tokenizer, num_layers=size["layers"], num_heads=size["heads"],
+        hidden_dim=size["width"], intermediate_dim=size["ff"], dropout=0.1,
+        max_source_length=EXAMPLE_LENGTH, max_target_length=EXAMPLE_LENGTH + 8,
+        share_embeddings="none", position="learned", norm_first=False)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=kseq.metrics.MaskedSparseCrossEntropy(0.0), jit_compile=False)
+    return model
+
+
+def peer_model(size):
+    """The keras-hub model as the keras.io example builds it, plus the parts decoding needs."""
+    import keras
+    import keras_hub
+
+    kh = keras_hub.layers
+    source = keras.Input((None,), dtype="int32", name="source_ids")
+    target = keras.Input((None,), dtype="int32", name="decoder_ids")
+    source_embedding = kh.TokenAndPositionEmbedding(size["vocab"], EXAMPLE_LENGTH + 8,
+                                                    size["width"], mask_zero=True)
+    target_embedding = kh.TokenAndPositionEmbedding(size["vocab"], EXAMPLE_LENGTH + 8,
+                                                    size["width"], mask_zero=True)
+    encoders = [kh.TransformerEncoder(size["ff"], size["heads"], dropout=0.1)
+                for _ in range(size["layers"])]
+    decoders = [kh.TransformerDecoder(size["ff"], size["heads"], dropout=0.1)
+                for _ in range(size["layers"])]
+    head = keras.layers.Dense(size["vocab"])
+    x = source_embedding(source)
+    for encoder in encoders:
+        x = encoder(x)
+    y = target_embedding(target)
+    for decoder in decoders:
+        y = decoder(y, x)
+    model = keras.Model({"source_ids": source, "decoder_ids": target}, head(y))
+    from kseq.metrics import MaskedSparseCrossEntropy
+
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=MaskedSparseCrossEntropy(0.0),
+                  jit_compile=False)
+    model.parts = dict(source_embedding=source_embedding, target_embedding=target_embedding,
+                       encoders=encoders, decoders=decoders, head=head)
+    return model
+
+
+# === Timing ===
+
+def train_and_time(model, batches, train_steps, timed_steps):
+    """Trains `train_steps` batches; times the last `timed_steps` (the first traces)."""
+    losses, tokens, started, traced = [], 0, None, None
+    t0 = time.perf_counter()
+    seen_shapes = set()
+    for index, batch in enumerate(batches[:train_steps]):
+        if batch[0].shape not in seen_shapes:  # first batch of a new shape: a trace
+            seen_shapes.add(batch[0].shape)
+        if index == train_steps - timed_steps:
+            traced = time.perf_counter() - t0
+            started = time.perf_counter()
+        src, dec, lab = batch
+        logs = model.train_on_batch({"source_ids": src, "decoder_ids": dec}, lab,
+                                    return_dict=True)
+        losses.append(float(logs["loss"]))
+        if started is not None:
+            tokens += real_tokens(batch)
+    seconds = time.perf_counter() - started
+    return {"tokens_per_second": round(tokens / seconds), "timed_steps": timed_steps,
+            "seconds_per_step": round(seconds / timed_steps, 4),
+            "warmup_seconds_incl_traces": round(traced, 1), "shapes": len(seen_shapes),
+            "first_loss": round(losses[0], 3), "last_loss": round(losses[-1], 3)}
+
+
+def time_fn(fn, *args, repeats=3):
+    started = time.perf_counter()
+    fn(*args)
+    first = time.perf_counter() - started
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        out = fn(*args)
+        _ = [x.numpy() for x in (out if isinstance(out, (tuple, list)) else [out])]
+        times.append(time.perf_counter() - started)
+    return first, sorted(times)[len(times) // 2]
+
+
+def kseq_decoding(model, source, size):
+    import tensorflow as tf
+
+    result = {}
+    for name, beam in (("greedy", 1), ("beam4", 4)):
+        for mode, min_length in (("forced", size["forced_length"]), ("natural", 0)):
+            settings = model.search_settings(beam_size=beam, max_length=size["forced_length"],
+                                             min_length=min_length, length_penalty=None)
+            fn = model.compiled_search(settings)
+            first, seconds = time_fn(fn, tf.constant(source))
+            result[f"{name}_{mode}"] = {"sentences_per_second": round(len(source) / seconds, 1),
+                                        "first_call_seconds": round(first, 2)}
+    memory = model.encode(tf.constant(source))
+    state = model.initial_state(memory)
+    step = tf.function(model.step)
+    tokens = tf.fill([len(source)], 5)
+    timings = {}
+    for t in (5, 35):
+        position = tf.constant(min(t, model.max_target_length - 1))
+        step(tokens, state, memory, position)
+        started = time.perf_counter()
+        for _ in range(20):
+            logits, _ = step(tokens, state, memory, position)
+        logits.numpy()
+        timings[t] = (time.perf_counter() - started) / 20
+    result["step_time_t35_over_t5"] = round(timings[35] / timings[5], 2)
+    return result
+
+
+def peer_decoding(model, source, size):
+    """keras-hub samplers over a cached step: self-attention cache, cross K/V once."""
+    import keras_hub
+    import tensorflow as tf
+    from keras import ops
+
+    p = model.parts
+    batch, length = len(source), size["forced_length"] + 1
+    heads, key_dim = size["heads"], size["width"] // size["heads"]
+
+    def encode(src):
+        x = p["source_embedding"](src)
+        for encoder in p["encoders"]:
+            x = encoder(x, padding_mask=src > 0)
+        return x
+
+    def make_next():
+        def next_fn(prompt, cache, index):
+            token = prompt[:, index - 1: index]
+            y = p["target_embedding"](token, start_index=index - 1)
+            new_self, new_cross = [], []
+            for i, decoder in enumerate(p["decoders"]):
+                y, self_cache, cross_cache = decoder(
+                    y, cache["encoded"], encoder_padding_mask=cache["source_mask"],
+                    self_attention_cache=cache["self"][i],
+                    self_attention_cache_update_index=index - 1,
+                    cross_attention_cache=cache["cross"][i],
+                    cross_attention_cache_update_index=None)
+                new_self.append(self_cache)
+                new_cross.append(cross_cache)
+            logits = p["head"](y)[:, 0]
+            cache = dict(cache, self=new_self, cross=new_cross)
+            return logits, None, cache
+        return next_fn
+
+    def initial_cache(src):
+        encoded = encode(src)
+        mask = src > 0
+        empty = ops.zeros([batch, 2, length, heads, key_dim])
+        first = p["target_embedding"](tf.fill([batch, 1], 2))
+        cross = []
+        for decoder in p["decoders"]:  # cross K/V computed once, reused every step
+            _, _, c = decoder(first, encoded, encoder_padding_mask=mask,
+                              self_attention_cache=empty, self_attention_cache_update_index=0,
+                              cross_attention_cache=ops.zeros([batch, 2, src.shape[1], heads,
+                                                               key_dim]),
+                              cross_attention_cache_update_index=0)
+            cross.append(c)
+        return {"encoded": encoded, "source_mask": mask, "self": [empty] * len(p["decoders"]),
+                "cross": cross}
+
+    prompt = tf.concat([tf.fill([batch, 1], 2), tf.zeros([batch, length - 1], tf.int32)], 1)
+    result = {}
+    samplers = {"greedy": keras_hub.samplers.GreedySampler(),
+                "beam4": keras_hub.samplers.BeamSampler(num_beams=4)}
+    for name, sampler in samplers.items():
+        for mode, stop in (("forced", None), ("natural", [3])):
+            @tf.function
+            def run(src, sampler=sampler, stop=stop):
+                cache = initial_cache(src)
+                return sampler(make_next(), prompt, cache=cache, index=1,
+                               stop_token_ids=stop)
+
+            first, seconds = time_fn(run, tf.constant(source))
+            result[f"{name}_{mode}"] = {"sentences_per_second": round(batch / seconds, 1),
+                                        "first_call_seconds": round(first, 2)}
+    result["keras_io_example_greedy"] = keras_io_decoding(model, source[: max(2, batch // 8)])
+    return result
+
+
+def keras_io_decoding(model, source):
+    """The keras.io example's loop: the whole model per output token, one sentence at a time."""
+    import numpy as np
+
+    started = time.perf_counter()
+    for row in source:
+        decoded = [2]
+        for _ in range(EXAMPLE_LENGTH):
+            target = np.array([decoded + [0] * (EXAMPLE_LENGTH - len(decoded))], "int32")
+            logits = model({"source_ids": np.array([row]), "decoder_ids": target})
+            token = int(np.argmax(logits[0, len(decoded) - 1]))
+            decoded.append(token)
+            if token == 3:
+                break
+    return {"sentences_per_second": round(len(source) / (time.perf_counter() - started), 2),
+            "sentences": len(source)}
+
+
+# === One side, in its own process ===
+
+def run_side(side, size):
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    tokenizer, data, np = build_data(size)
+    same = list(padded_batches(data["train"], size["batch"], size["max_source"], np))
+    if side == "kseq":
+        model = kseq_model(tokenizer, size)
+        natural = bucketed_batches(data["train"], size["batch"], np)
+    else:
+        model = peer_model(size)
+        natural = list(padded_batches(data["train"], size["batch"], EXAMPLE_LENGTH, np))
+    result = {"parameters": model.count_params(),
+              "train_same_padding": train_and_time(model, same, size["train_steps"],
+                                                   size["timed_steps"])}
+    result["train_natural"] = train_and_time(model, natural, size["timed_steps"] + 2,
+                                             size["timed_steps"])
+    test_sources = data["test"][0][: size["batch"]]
+    source = np.zeros([len(test_sources), size["max_source"]], "int32")
+    for r, s in enumerate(test_sources):
+        source[r, : len(s)] = s
+    decode = kseq_decoding if side == "kseq" else peer_decoding
+    result["decoding"] = decode(model, source, size)
+    if side == "kseq":
+        result["flops_per_real_token"] = flops_per_token(model, size)
+    result["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    result["threads"] = {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
+                         "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+                         "cpus": os.cpu_count()}
+    return result
+
+
+def flops_per_token(model, size):
+    """Training FLOPs per real token: 6 × the weights one token meets (attention scores ignored)."""
+    d, f, layers, vocab = size["width"], size["ff"], size["layers"], size["vocab"]
+    encoder = layers * (4 * d * d + 2 * d * f)
+    decoder = layers * (4 * d * d + 4 * d * d + 2 * d * f) + d * vocab
+    return {"source": 6 * encoder, "target": 6 * decoder,
+            "formula": "source 6·L(4d²+2df); target 6·(L(8d²+2df)+dV); "
+                       "average over the timed tokens' source/target mix"}
+
+
+def matmul_flops():
+    """The machine's practical limit: FLOP/s of a 2048² fp32 matmul."""
+    import tensorflow as tf
+
+    a, b = tf.random.normal([2048, 2048]), tf.random.normal([2048, 2048])
+    fn = tf.function(tf.matmul)
+    fn(a, b).numpy()
+    started = time.perf_counter()
+    for _ in range(10):
+        out = fn(a, b)
+    out.numpy()
+    return 2 * 2048 ** 3 * 10 / (time.perf_counter() - started)
+
+
+def ratio(ours, theirs):
+    return round(ours / theirs, 2) if theirs else None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tiny", action="store_true")
+    parser.add_argument("--side", choices=["kseq", "peer"], help=argparse.SUPPRESS)
+    parser.add_argument("--json", help="also write the result here")
+    args = parser.parse_args(argv)
+    size = SIZES["tiny" if args.tiny else "default"]
+    if args.side:
+        print(json.dumps(run_side(args.side, size)))
+        return 0
+    sides = {}
+    for side in ("kseq", "peer"):
+        command = [sys.executable, os.path.abspath(__file__), "--side", side]
+        done = subprocess.run(command + (["--tiny"] if args.tiny else []), capture_output=True,
+                              text=True, check=False)
+        if done.returncode:
+            raise SystemExit(f"{side} side failed:\n{done.stderr[-3000:]}")
+        sides[side] = json.loads(done.stdout.strip().splitlines()[-1])
+    ours, peer = sides["kseq"], sides["peer"]
+    limit = matmul_flops()
+    timed = ours["train_same_padding"]
+    flops = ours["flops_per_real_token"]
+    per_token = (flops["source"] + flops["target"]) / 2  # source and target counts are close
+    result = {
+        "size": size, "kseq": ours, "peer": peer,
+        "ratios_kseq_over_peer": {
+            "train_same_padding_tokens_per_second": ratio(
+                timed["tokens_per_second"], peer["train_same_padding"]["tokens_per_second"]),
+            "train_natural_tokens_per_second": ratio(
+                ours["train_natural"]["tokens_per_second"],
+                peer["train_natural"]["tokens_per_second"]),
+            **{f"decode_{k}": ratio(v["sentences_per_second"],
+                                    peer["decoding"][k]["sentences_per_second"])
+               for k, v in ours["decoding"].items() if isinstance(v, dict)},
+            "decode_greedy_natural_vs_keras_io_example": ratio(
+                ours["decoding"]["greedy_natural"]["sentences_per_second"],
+                peer["decoding"]["keras_io_example_greedy"]["sentences_per_second"]),
+            "peak_rss": ratio(ours["peak_rss_mib"], peer["peak_rss_mib"]),
+        },
+        "efficiency": {
+            "matmul_gflops": round(limit / 1e9, 1),
+            "kseq_train_gflops": round(timed["tokens_per_second"] * per_token / 1e9, 1),
+            "fraction_of_matmul": round(timed["tokens_per_second"] * per_token / limit, 3),
+        },
+    }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
