@@ -11,7 +11,6 @@ and writes one heatmap for a look by eye.
 """
 
 import argparse
-import json
 import sys
 import time
 
@@ -20,6 +19,7 @@ import numpy as np
 from kseq import zoo
 from kseq.models.attention_plot import attention_matrix, monotone_alignment_mass, plot_attention
 from kseq.training import load_trained
+from report import emit  # benchmarks/report.py
 
 
 def main(argv=None):
@@ -51,11 +51,7 @@ def main(argv=None):
         weights = plot_attention(model, example, args.plot)
         result["plot"] = {"path": args.plot, "source": example,
                           "mass": round(monotone_alignment_mass(weights), 4)}
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    print(text)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+    emit(result, args.json)
     return result
 
 

@@ -34,6 +34,8 @@ import subprocess
 import sys
 import time
 
+from report import emit  # benchmarks/report.py
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 SIZES = {
@@ -421,11 +423,7 @@ def main(argv=None):
             "fraction_of_matmul": round(timed["tokens_per_second"] * per_token / limit, 3),
         },
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+    emit(result, args.json)
     return 0
 
 

@@ -14,7 +14,6 @@ not depend on the budget). Prints JSON and writes it to `--json`.
 """
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -26,6 +25,7 @@ import tensorflow as tf
 from kseq import zoo
 from kseq.models.translator_preprocessor import TranslatorPreprocessor
 from kseq.training import train
+from report import emit  # benchmarks/report.py
 
 
 class TrainingClock(keras.callbacks.Callback):
@@ -132,11 +132,7 @@ def main(argv=None):
         result["snapshot"] = {**clock.snapshot,
                               **scores(snapshot, splits, args.peer_test, args.limit)}
     shutil.copy(os.path.join(args.output, "history.csv"), os.path.join(args.output, "final.csv"))
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    print(text)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+    emit(result, args.json)
     return result
 
 

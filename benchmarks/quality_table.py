@@ -1,0 +1,41 @@
+"""The LibreOffice en->fr quality table (markdown) from `results/quality_libreoffice_*.json`.
+
+    python benchmarks/quality_table.py      # prints the table the README shows
+"""
+
+import json
+import os
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+ARCHS = ("transformer", "attention", "rnn", "conv")
+
+
+def row(arch, run, label):
+    greedy, beam = run["test_greedy"], run["test_beam4"]
+    return (f"| {label} | {greedy['bleu']:.1f} / {greedy['chrf']:.1f} | "
+            f"{beam['bleu']:.1f} / {beam['chrf']:.1f} |")
+
+
+def main():
+    lines = ["| architecture (budget) | params | tokens/s | test BLEU / chrF greedy | "
+             "beam 4 |", "|---|---|---|---|---|"]
+    for arch in ARCHS:
+        path = os.path.join(RESULTS, f"quality_libreoffice_{arch}.json")
+        if not os.path.isfile(path):
+            lines.append(f"| {arch} | (not run) | | | |")
+            continue
+        with open(path, encoding="utf-8") as handle:
+            result = json.load(handle)
+        training = result["training"]
+        runs = [(result["snapshot"], f"{arch} (20 min)")] if "snapshot" in result else []
+        runs.append((result["final"], f"{arch} ({result['budget_minutes']:g} min)"))
+        for run, label in runs:
+            lines.append(row(arch, run, label).replace(
+                f"| {label} |",
+                f"| {label} | {result['parameters'] / 1e6:.2f}M | "
+                f"{training['tokens_per_second']:,} |", 1))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
