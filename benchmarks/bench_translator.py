@@ -40,9 +40,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 SIZES = {
     "default": dict(layers=1, width=256, ff=2048, heads=8, vocab=15000, batch=64,
-                    train_steps=60, timed_steps=30, forced_length=40, max_source=24),
-    "tiny": dict(layers=1, width=32, ff=64, heads=2, vocab=500, batch=16,
-                 train_steps=6, timed_steps=3, forced_length=8, max_source=24),
+                    train_steps=60, timed_steps=30, forced_length=40, max_source=24,
+                    example_sentences=8),
+    "tiny": dict(layers=1, width=16, ff=32, heads=2, vocab=200, batch=8,
+                 train_steps=4, timed_steps=2, forced_length=6, max_source=24,
+                 example_sentences=1),
 }
 EXAMPLE_LENGTH = 40  # the keras.io example pads every sentence to this length
 
@@ -293,7 +295,8 @@ def peer_decoding(model, source, size):
             first, seconds = time_fn(run, tf.constant(source))
             result[f"{name}_{mode}"] = {"sentences_per_second": round(batch / seconds, 1),
                                         "first_call_seconds": round(first, 2)}
-    result["keras_io_example_greedy"] = keras_io_decoding(model, source[: max(2, batch // 8)])
+    result["keras_io_example_greedy"] = keras_io_decoding(model,
+                                                          source[: size["example_sentences"]])
     return result
 
 

@@ -19,11 +19,13 @@ def plot_curves(rows, path):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     epochs = list(range(1, len(rows) + 1))
     figure, loss_axes = plt.subplots(figsize=(6, 3.5))
     loss_axes.plot(epochs, [row["loss"] for row in rows], "o-", color="tab:blue")
     loss_axes.set_xlabel("epoch")
+    loss_axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     loss_axes.set_ylabel("training loss", color="tab:blue")
     if all("val_bleu" in row for row in rows):
         bleu_axes = loss_axes.twinx()
