@@ -1,12 +1,16 @@
 """The LibreOffice en->fr quality table (markdown) from `results/quality_libreoffice_*.json`.
 
-    python benchmarks/quality_table.py      # prints the table the README shows
+    python benchmarks/quality_table.py            # prints the table the README shows
+    python benchmarks/quality_table.py --readme   # and rewrites it in README.md
 """
 
 import json
 import os
+import sys
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+START, END = "<!-- libreoffice-table:start -->", "<!-- libreoffice-table:end -->"
 ARCHS = ("transformer", "attention", "rnn", "conv")
 
 
@@ -14,6 +18,16 @@ def row(arch, run, label):
     greedy, beam = run["test_greedy"], run["test_beam4"]
     return (f"| {label} | {greedy['bleu']:.1f} / {greedy['chrf']:.1f} | "
             f"{beam['bleu']:.1f} / {beam['chrf']:.1f} |")
+
+
+def write_readme(table):
+    path = os.path.join(ROOT, "README.md")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    head, rest = text.split(START, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"{head}{START}\n{table}\n{END}{tail}")
 
 
 def main():
@@ -34,7 +48,10 @@ def main():
                 f"| {label} |",
                 f"| {label} | {result['parameters'] / 1e6:.2f}M | "
                 f"{training['tokens_per_second']:,} |", 1))
-    print("\n".join(lines))
+    table = "\n".join(lines)
+    print(table)
+    if "--readme" in sys.argv[1:]:
+        write_readme(table)
 
 
 if __name__ == "__main__":
