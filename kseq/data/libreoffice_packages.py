@@ -21,8 +21,14 @@ def package_names(language):
     return [ENGLISH_HELP, f"libreoffice-help-{language}", f"libreoffice-l10n-{language}"]
 
 
-def _run(command, cwd=None):
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+def _run(command, cwd=None, timeout=600):
+    """Runs a tool; a hung mirror becomes a clear error instead of a hang."""
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise LibreOfficeDataError(f"`{' '.join(command)}` took over {timeout} s (is the Debian "
+                                   f"mirror reachable?). Received: timeout") from None
 
 
 def _require_tools():
