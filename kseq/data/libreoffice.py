@@ -27,6 +27,7 @@ import sys
 from kseq.data.help_paragraphs import aligned_help_paragraphs, collapse_spaces
 from kseq.data.libreoffice_packages import fetch_and_unpack
 from kseq.data.mo_catalog import read_mo
+from kseq.data.parallel_text import read_tsv
 
 LANGUAGES = ("fr", "de", "es")
 FORMAT_VERSION = 1
@@ -120,11 +121,6 @@ def _write_tsv(path, pairs):
             handle.write(f"{english}\t{foreign}\n")
 
 
-def _read_tsv(path):
-    with open(path, encoding="utf-8") as handle:
-        return [tuple(line.rstrip("\n").split("\t")) for line in handle]
-
-
 def _copy_notice(root, folder):
     with open(os.path.join(folder, "NOTICE.txt"), "w", encoding="utf-8") as handle:
         handle.write(NOTICE + "\n")
@@ -166,7 +162,7 @@ def libreoffice_dataset(target_language="fr", held_out_percent=6, cache_dir=None
     split_folder = os.path.join(folder, f"v{FORMAT_VERSION}-held{held_out_percent}")
     names = ("train", "valid", "test", "peer_test")
     if os.path.isfile(os.path.join(split_folder, "report.json")):
-        return {name: _read_tsv(os.path.join(split_folder, f"{name}.tsv")) for name in names}
+        return {name: read_tsv(os.path.join(split_folder, f"{name}.tsv"))[0] for name in names}
     root = fetch_and_unpack(target_language, folder)
     splits, report = build_from_tree(root, target_language, held_out_percent)
     os.makedirs(split_folder, exist_ok=True)
