@@ -10,10 +10,15 @@ penalty 0.6, as the OpenNMT-tf peer of issue #6), parameters, and real
 (non-pad) source + target tokens per second of training. With
 `--snapshot-minutes M` the weights at minute M are also saved and scored,
 which equals a run with an M-minute budget (the learning-rate schedule does
-not depend on the budget). Prints JSON and writes it to `--json`.
+not depend on the budget). A folder that already holds a finished `model.keras`
+is trained further (see `kseq.training.train`); pass `--previous-json` with the
+result of the run that trained it, and the budget, steps and tokens/s reported
+cover both parts (the earlier result is kept under `previous`, so the table
+shows both budgets). Prints JSON and writes it to `--json`.
 """
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -91,6 +96,17 @@ def scores(model, splits, with_peer_test, limit=None):
     return result
 
 
+def load_previous(path):
+    """Budget, steps and seconds of the run a continued run starts from (zeros for none)."""
+    if not path:
+        return {"minutes": 0.0, "steps": 0, "seconds": 0.0, "result": None}
+    with open(path, encoding="utf-8") as handle:
+        result = json.load(handle)
+    result.pop("previous", None)
+    return {"minutes": result["budget_minutes"], "steps": result["training"]["steps"],
+            "seconds": result["training"]["seconds"], "result": result}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--arch", default="transformer", choices=zoo.ARCHITECTURES)
@@ -101,6 +117,8 @@ def main(argv=None):
     parser.add_argument("--peer-test", action="store_true",
                         help="also score beam 4 on the OpenNMT-tf peer's test split")
     parser.add_argument("--limit", type=int, help="score only the first N test pairs (smoke runs)")
+    parser.add_argument("--previous-json",
+                        help="the result of the run that trained --output's model.keras")
     args = parser.parse_args(argv)
     preset = f"libreoffice_fr_{args.arch}"
     recipe = zoo.load_recipe(preset)
@@ -110,23 +128,27 @@ def main(argv=None):
     model, splits, bleu_history = train(preset, args.output, minutes=args.minutes,
                                         save_every_steps=200, extra_callbacks=[clock])
     tokens_per_epoch, batches_per_epoch = epoch_shape(model, recipe, splits["train"])
-    steps = clock.steps()
+    previous = load_previous(args.previous_json)
+    steps = clock.steps() + previous["steps"]
+    seconds = clock.seconds + previous["seconds"]
     result = {
-        "preset": preset, "arch": args.arch, "budget_minutes": args.minutes,
+        "preset": preset, "arch": args.arch, "budget_minutes": args.minutes + previous["minutes"],
         "threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
                     "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
                     "cpus": os.cpu_count()},
         "split_sizes": {name: len(pairs) for name, pairs in splits.items()},
         "parameters": model.count_params(),
         "vocabulary_size": len(model.source_tokenizer.vocabulary),
-        "training": {"seconds": round(clock.seconds, 1), "steps": steps,
+        "training": {"seconds": round(seconds, 1), "steps": steps,
                      "epochs": round(steps / batches_per_epoch, 2),
                      "real_tokens_per_epoch": tokens_per_epoch,
                      "tokens_per_second": round(tokens_per_epoch * steps / batches_per_epoch
-                                                / max(clock.seconds, 1e-9)),
+                                                / max(seconds, 1e-9)),
                      "recipe": recipe["training"], "validation_bleu_per_epoch": bleu_history},
         "final": scores(model, splits, args.peer_test, args.limit),
     }
+    if previous["result"]:
+        result["previous"] = previous["result"]
     if clock.snapshot:
         snapshot = keras.saving.load_model(snapshot_path)
         result["snapshot"] = {**clock.snapshot,

@@ -20,6 +20,17 @@ def row(arch, run, label):
             f"{beam['bleu']:.1f} / {beam['chrf']:.1f} |")
 
 
+def rows(arch, result):
+    """The 20-minute snapshot (when taken) and the final model of one result."""
+    training = result["training"]
+    runs = [(result["snapshot"], f"{arch} (20 min)")] if "snapshot" in result else []
+    runs.append((result["final"], f"{arch} ({result['budget_minutes']:g} min)"))
+    return [row(arch, run, label).replace(
+        f"| {label} |",
+        f"| {label} | {result['parameters'] / 1e6:.2f}M | {training['tokens_per_second']:,} |", 1)
+        for run, label in runs]
+
+
 def write_readme(table):
     path = os.path.join(ROOT, "README.md")
     with open(path, encoding="utf-8") as handle:
@@ -40,14 +51,9 @@ def main():
             continue
         with open(path, encoding="utf-8") as handle:
             result = json.load(handle)
-        training = result["training"]
-        runs = [(result["snapshot"], f"{arch} (20 min)")] if "snapshot" in result else []
-        runs.append((result["final"], f"{arch} ({result['budget_minutes']:g} min)"))
-        for run, label in runs:
-            lines.append(row(arch, run, label).replace(
-                f"| {label} |",
-                f"| {label} | {result['parameters'] / 1e6:.2f}M | "
-                f"{training['tokens_per_second']:,} |", 1))
+        # A continued run keeps the shorter run it started from under "previous".
+        for part in ([result["previous"]] if "previous" in result else []) + [result]:
+            lines += rows(arch, part)
     table = "\n".join(lines)
     print(table)
     if "--readme" in sys.argv[1:]:

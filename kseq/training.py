@@ -4,7 +4,10 @@ An output folder holds `recipe.json`, `model_config.json` (vocabularies
 included, so a restart builds the same model), `backup/` (weights, optimizer
 state and position, written every `save_every_steps` steps by Keras's
 `BackupAndRestore`), `history.csv`, `curves.png` (loss and validation BLEU,
-redrawn every epoch), and at the end `model.keras`.
+redrawn every epoch), and at the end `model.keras`. Training into a folder that
+already holds `model.keras` continues from it (weights, optimizer state and
+step counter, so the learning-rate schedule goes on) for the new epochs or
+minutes, rather than starting over and overwriting it.
 """
 
 import csv
@@ -73,6 +76,12 @@ class TimeBudget(keras.callbacks.Callback):
 
 
 def _model_for(output_dir, recipe, splits):
+    finished = os.path.join(output_dir, "model.keras")
+    if os.path.isfile(finished):  # a finished run trains further instead of starting over
+        model = keras.saving.load_model(finished)  # weights, optimizer state, step counter
+        print(f"continuing from {finished} (step {int(model.optimizer.iterations.numpy())})",
+              flush=True)
+        return model
     config_path = os.path.join(output_dir, "model_config.json")
     if os.path.isfile(config_path):  # a restart: same vocabularies, same shapes
         with open(config_path, encoding="utf-8") as handle:

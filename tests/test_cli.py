@@ -16,6 +16,13 @@ def kseq_command(*args):
     return [sys.executable, "-m", "kseq.cli", *args]
 
 
+def keras_step_of(path):
+    """The optimizer's step counter saved in a `.keras` file."""
+    import keras
+
+    return keras.saving.load_model(path).optimizer.iterations.numpy()
+
+
 def test_presets_lists_names(capsys):
     assert main(["presets"]) == 0
     assert "numbers_fr_tiny" in capsys.readouterr().out
@@ -44,7 +51,7 @@ def _wait_for_backup(folder, process, timeout=240):
 
 
 @pytest.mark.slow
-def test_train_resumes_after_kill_then_translate_and_evaluate(tmp_path):
+def test_train_resumes_after_kill_then_translate_evaluate_and_continue(tmp_path):
     output = tmp_path / "run"
     command = kseq_command("train", "numbers_fr_tiny", "--output", str(output),
                            "--epochs", "4", "--save-every", "4")
@@ -72,3 +79,11 @@ def test_train_resumes_after_kill_then_translate_and_evaluate(tmp_path):
                                env=ENV, capture_output=True, text=True, timeout=300)
     assert evaluated.returncode == 0, evaluated.stderr
     assert "nrefs:1|case:mixed" in evaluated.stdout
+
+    finished_step = int(keras_step_of(output / "model.keras"))
+    more = subprocess.run(kseq_command("train", "numbers_fr_tiny", "--output", str(output),
+                                       "--epochs", "1"),
+                          env=ENV, capture_output=True, text=True, timeout=600)
+    assert more.returncode == 0, more.stdout + more.stderr
+    assert f"continuing from {output / 'model.keras'} (step {finished_step})" in more.stdout
+    assert int(keras_step_of(output / "model.keras")) > finished_step
