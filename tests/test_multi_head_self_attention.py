@@ -87,7 +87,7 @@ def test_cached_steps_reproduce_teacher_forcing_with_fixed_shapes():
         shapes.add((tuple(cache["key"].shape), tuple(cache["value"].shape)))
         outputs.append(ops.convert_to_numpy(output))
     np.testing.assert_allclose(np.stack(outputs, 1), full, atol=1e-5)
-    assert shapes == {((3, 7, 2, 4), (3, 7, 2, 4))}
+    assert shapes == {((3, 2, 7, 4), (3, 2, 7, 4))}  # [B, H, L, D]
 
 
 def test_cross_attention_keys_computed_once_match_call():

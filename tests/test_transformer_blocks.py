@@ -62,7 +62,7 @@ def test_decoder_steps_reproduce_teacher_forcing(norm_first):
     steps, weights = [], []
     for t in range(5):
         output, cache, step_weights = block.step(X[:, t], cache, cross_kv, MEMORY_MASK, t)
-        assert tuple(cache["key"].shape) == (2, 8, 2, 4)
+        assert tuple(cache["key"].shape) == (2, 2, 8, 4)  # [B, H, L, D]
         steps.append(ops.convert_to_numpy(output))
         weights.append(ops.convert_to_numpy(step_weights))
     np.testing.assert_allclose(np.stack(steps, 1), ops.convert_to_numpy(full), atol=1e-5)

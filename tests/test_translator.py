@@ -37,7 +37,7 @@ def test_step_matches_forward(overfit_translator):
         shapes.add(tuple(state["cache"][0]["key"].shape))
         real = decoder_ids[:, t].numpy() != 0
         np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
-    assert shapes == {(3, 32, 2, 16)}
+    assert shapes == {(3, 2, 32, 16)}  # [B, H, L, D]
 
 
 def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):

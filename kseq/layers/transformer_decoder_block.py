@@ -125,7 +125,7 @@ class TransformerDecoderBlock(TransformerBlockBase):
     # -- incremental decoding --
 
     def precompute_memory(self, memory):
-        """Cross-attention keys and values `{"key", "value"}` `[B, S, H, D]`, once a sentence."""
+        """Cross-attention keys and values `{"key", "value"}` `[B, H, S, D]`, once a sentence."""
         require_rank("memory", memory, 3)
         return self.cross_attention.project_memory(memory)
 
