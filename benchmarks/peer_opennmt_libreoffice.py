@@ -9,7 +9,8 @@ on, so both sides see the same data, the same wall-clock budget and the same
 scorer. The recipe is the issue's: Transformer 3+3 layers, d_model 256, ff 1024,
 4 heads, dropout 0.1, shared SentencePiece unigram vocabulary of 8,000, Adam
 (0.9, 0.998), Noam decay scale 0.5 with 1,000 warm-up steps, label smoothing
-0.1, token batches of 4,096; beam 4 with GNMT length penalty 0.6.
+0.1, token batches of 4,096; beam 4 with GNMT length penalty 0.6, outputs capped
+at 128 pieces (OpenNMT-tf's default is 250; kseq's presets cap at 96 tokens).
 
 OpenNMT-tf needs TensorFlow 2.13, so it lives in its own virtual environment
 (`--venv`, created on first use with the pip command from the issue). kseq's
@@ -63,6 +64,7 @@ params:
   average_loss_in_time: true
   beam_width: 4
   length_penalty: 0.6
+  maximum_decoding_length: 128
 train:
   batch_size: 4096
   batch_type: tokens
