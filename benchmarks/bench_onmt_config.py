@@ -49,13 +49,17 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=40, help="timed training steps")
     parser.add_argument("--jit", action="store_true", help="compile the train step with XLA")
     parser.add_argument("--dropout", type=float, default=0.1, help="the peer's is 0.1")
+    parser.add_argument("--boundaries", type=lambda text: [int(b) for b in text.split(",")],
+                        help="bucket boundaries, e.g. 8,12,16,20,24,32,40,48,64,96 "
+                             "(default: the preset's)")
     parser.add_argument("--peer-json", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "results", "peer_opennmt_libreoffice.json"))
     parser.add_argument("--json", help="where to write the result")
     args = parser.parse_args(argv)
     recipe = zoo.merge(zoo.load_recipe("libreoffice_fr_transformer"),
                        {"training": {"token_budget": TOKEN_BUDGET, "jit_compile": args.jit},
-                        "model": {"dropout": args.dropout}})
+                        "model": {"dropout": args.dropout}},
+                       {"training": {"boundaries": args.boundaries}} if args.boundaries else None)
     training = recipe["training"]
     splits = zoo.build_data(recipe)
     model = zoo.translator("transformer", train_pairs=splits["train"], recipe=recipe,
@@ -84,7 +88,8 @@ def main(argv=None):
     result = {
         "configuration": "Transformer 3+3, d_model 256, ff 1024, 4 heads, shared vocabulary "
                          f"{len(model.source_tokenizer.vocabulary)}, token batches {TOKEN_BUDGET}",
-        "jit_compile": args.jit, "dropout": args.dropout, "parameters": model.count_params(),
+        "jit_compile": args.jit, "dropout": args.dropout,
+        "boundaries": training["boundaries"], "parameters": model.count_params(),
         "threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
                     "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
                     "cpus": os.cpu_count()},
