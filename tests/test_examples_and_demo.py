@@ -89,4 +89,6 @@ def test_bench_translator_runs_tiny(tmp_path):
     assert all(value and value > 0 for value in ratios.values())
     # Same dimensions on both sides: parameter counts agree to a few position rows and biases.
     assert abs(result["kseq"]["parameters"] / result["peer"]["parameters"] - 1) < 0.05
-    assert 0 < result["efficiency"]["fraction_of_matmul"]
+    efficiency = result["efficiency"]
+    assert 0 < efficiency["natural_fraction_of_matmul"]
+    assert 0 < efficiency["same_padding_fraction_of_matmul"]

@@ -25,6 +25,23 @@ def test_loss_matches_numpy_reference(smoothing):
     assert float(loss(TARGETS, LOGITS)) == pytest.approx(expected, rel=1e-5)
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_loss_gradient_is_softmax_minus_smoothed_target(smoothing):
+    import tensorflow as tf
+
+    loss = kseq.metrics.MaskedSparseCrossEntropy(label_smoothing=smoothing)
+    logits = tf.constant(LOGITS)
+    with tf.GradientTape() as tape:
+        tape.watch(logits)
+        value = loss(TARGETS, logits)
+    gradient = tape.gradient(value, logits).numpy()
+    probs = np.exp(LOGITS) / np.exp(LOGITS).sum(-1, keepdims=True)
+    soft = np.eye(6)[TARGETS] * (1 - smoothing) + smoothing / 6
+    mask = (TARGETS != 0)[..., None]
+    expected = (probs - soft) * mask / mask.sum()
+    np.testing.assert_allclose(gradient, expected, atol=1e-6)
+
+
 def test_loss_ignores_padding_logits():
     loss = kseq.metrics.MaskedSparseCrossEntropy(label_smoothing=0.1)
     changed = LOGITS.copy()

@@ -45,7 +45,7 @@ def greedy_search(
     check_search_arguments(max_length=max_length, end_id=end_id, min_length=min_length)
     return single_path_search(
         step, state, memory, start_ids,
-        lambda log_probs, t: tf.argmax(log_probs, axis=-1, output_type=tf.int32),
+        lambda logits, t: tf.argmax(logits, axis=-1, output_type=tf.int32),
         max_length=max_length, end_id=end_id, min_length=min_length,
         source_lengths=source_lengths, max_length_a=max_length_a,
         max_length_b=max_length_b, no_repeat_ngram_size=no_repeat_ngram_size,

@@ -60,8 +60,8 @@ def sample(
         raise ValueError(f"`top_k` must be >= 0. Received: top_k={top_k}")
     seed = random.randrange(2**31) if seed is None else int(seed)
 
-    def pick(log_probs, t):
-        log_probs = tf.nn.log_softmax(log_probs / temperature, axis=-1)
+    def pick(logits, t):
+        log_probs = tf.nn.log_softmax(logits / temperature, axis=-1)
         log_probs = filter_top_p(filter_top_k(log_probs, top_k), top_p)
         pair = tf.stack([tf.constant(seed, tf.int32), tf.cast(t, tf.int32)])
         drawn = tf.random.stateless_categorical(log_probs, 1, seed=pair, dtype=tf.int32)

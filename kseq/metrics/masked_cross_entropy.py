@@ -37,12 +37,15 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")
         logits = ops.cast(y_pred, "float32")
-        log_probs = ops.log_softmax(logits, axis=-1)
-        true_log_prob = ops.take_along_axis(log_probs, y_true[..., None], axis=-1)[..., 0]
+        # The fused sparse op computes log-sum-exp once and keeps softmax for the
+        # gradient; a log_softmax tensor would add several passes over [B, T, V].
+        per_token = ops.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
         smooth = self.label_smoothing
-        per_token = -(1.0 - smooth) * true_log_prob
         if smooth:
-            per_token -= smooth * ops.mean(log_probs, axis=-1)
+            # -(1-s)·log p_y - s·mean(log p) = CE + s·(logit_y - mean(logits)):
+            # log-sum-exp cancels, so smoothing needs no second pass through exp.
+            true_logit = ops.take_along_axis(logits, y_true[..., None], axis=-1)[..., 0]
+            per_token += smooth * (true_logit - ops.mean(logits, axis=-1))
         mask = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")
         # A scalar result: Keras leaves it as is, so the mean is over real tokens only.
         return ops.divide_no_nan(ops.sum(per_token * mask), ops.sum(mask))
