@@ -92,3 +92,11 @@ def test_bench_translator_runs_tiny(tmp_path):
     efficiency = result["efficiency"]
     assert 0 < efficiency["natural_fraction_of_matmul"]
     assert 0 < efficiency["same_padding_fraction_of_matmul"]
+    assert result["kseq"]["train_natural_xla"]["shapes"] >= 1
+    # The summary of three runs: each ratio's median is its value when the runs agree.
+    summary = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks/bench_translator_summary.py")]
+        + [str(output)] * 3, capture_output=True, text=True, timeout=60, check=True).stdout
+    same = ratios["train_same_padding_tokens_per_second"]
+    assert f"| train_same_padding_tokens_per_second | {same:g} | {same:g} | {same:g} | {same:g} |" \
+        in summary

@@ -1,0 +1,55 @@
+"""Median of each kseq / peer ratio over several `bench_translator.py` runs, as markdown.
+
+    python benchmarks/bench_translator_summary.py benchmarks/results/bench_translator_run*.json
+
+Prints one row per ratio (and per efficiency figure): each run's value, then the
+median. Single runs on a shared 2-core machine vary by 10-30%, so the README
+and the issue notes quote medians of three runs.
+"""
+
+import json
+import statistics
+import sys
+
+
+def figures(result):
+    """The numbers worth a median: every ratio, every efficiency fraction, the cache check."""
+    out = dict(result["ratios_kseq_over_peer"])
+    extra = result.get("extra_kseq_natural_xla_over_peer_natural")
+    if extra is not None:
+        out["extra: kseq natural with XLA / peer natural"] = extra
+    for key, value in result["efficiency"].items():
+        if key.endswith("fraction_of_matmul"):
+            out[f"efficiency {key}"] = value
+    out["matmul GFLOP/s (the limit)"] = result["efficiency"]["matmul_gflops"]
+    out["step time t=35 / t=5"] = result["kseq"]["decoding"]["step_time_t35_over_t5"]
+    return out
+
+
+def table(results):
+    per_run = [figures(result) for result in results]
+    header = "| figure | " + " | ".join(f"run {i + 1}" for i in range(len(results)))
+    lines = [header + " | median |", "|---" * (len(results) + 2) + "|"]
+    for key in per_run[0]:
+        values = [run.get(key) for run in per_run]
+        present = [v for v in values if v is not None]
+        median = round(statistics.median(present), 3) if present else None
+        cells = " | ".join("–" if v is None else f"{v:g}" for v in values)
+        lines.append(f"| {key} | {cells} | {median:g} |" if median is not None
+                     else f"| {key} | {cells} | – |")
+    return "\n".join(lines)
+
+
+def main(paths):
+    if not paths:
+        raise SystemExit("usage: bench_translator_summary.py RUN.json [RUN.json ...]")
+    results = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            results.append(json.load(handle))
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
