@@ -42,11 +42,12 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
         # for the gradient. Passes over [B, T, V] dominate this loss on CPU;
         # log_softmax + gather + mean took twice as long (V 15k, 64 x 24 rows).
         if self.label_smoothing:
-            vocab = ops.shape(logits)[-1]
+            vocab = ops.shape(logits)[-1]  # an int, or a tensor when not static
             smooth = self.label_smoothing
+            spread = smooth / ops.cast(vocab, "float32")
             # tf.one_hot writes the smoothed target in one pass (keras.ops needs three).
-            target = tf.one_hot(y_true, vocab, on_value=1.0 - smooth + smooth / vocab,
-                                off_value=smooth / vocab)
+            target = tf.one_hot(y_true, vocab, on_value=1.0 - smooth + spread,
+                                off_value=spread)
             per_token = tf.nn.softmax_cross_entropy_with_logits(target, logits)
         else:
             per_token = ops.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
