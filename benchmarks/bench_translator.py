@@ -21,8 +21,9 @@ Both sides train the same number of steps (loss reported, so neither wins by
 being broken). Training throughput counts real (non-pad) source + target
 tokens per second; "same padding" feeds both sides identical batches,
 "natural" gives kseq its length buckets (8, 12, 16, 20, 24) and pads the peer
-to the example's fixed length. Decoding is timed on 64 sentences at a forced output length (no
-end token) and with the trained models' natural end tokens. fp32 both sides.
+to the example's fixed length. Decoding is timed on 64 sentences at a forced
+output length (no end token) and with the trained models' natural end tokens.
+fp32 both sides.
 Trace / compile time is reported apart from throughput. A reported extra, not
 a headline ratio: kseq's natural batches again under XLA (each bucket shape
 compiled once before the clock starts; compilations and seconds reported).
@@ -209,11 +210,11 @@ def train_warm_and_time(model, batches, steps):
         logs = model.train_on_batch({"source_ids": src, "decoder_ids": dec}, lab,
                                     return_dict=True)
     seconds = time.perf_counter() - started
-    return {"tokens_per_second": round(sum(map(real_tokens, timed)) / seconds),
+    tokens = sum(map(real_tokens, timed))
+    return {"tokens_per_second": round(tokens / seconds),
             "timed_steps": len(timed), "seconds_per_step": round(seconds / len(timed), 4),
             "shapes": len(firsts), "warmup_seconds_incl_traces": round(warm_seconds, 1),
-            "real_share_of_padded": round(sum(map(real_tokens, timed)) / sum(
-                b[0].size + b[2].size for b in timed), 3),
+            "real_share_of_padded": round(tokens / sum(b[0].size + b[2].size for b in timed), 3),
             "last_loss": round(float(logs["loss"]), 3)}
 
 
