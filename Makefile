@@ -15,7 +15,7 @@ demo: $(STAMP)
 	$(BIN)/python -m kseq.demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --doctest-modules kseq tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=10 --doctest-modules kseq tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -22,8 +22,14 @@ being broken). Training throughput counts real (non-pad) source + target
 tokens per second; "same padding" feeds both sides identical batches,
 "natural" gives kseq its length buckets (8, 12, 16, 20, 24) and pads the peer
 to the example's fixed length. Decoding is timed on 64 sentences at a forced
-output length (no end token) and with the trained models' natural end tokens.
-fp32 both sides.
+output length (no end token) and with the trained models' natural end tokens
+(each row reports its mean output length: natural rows compare engines only
+when both models end their sentences alike, hence 120 training steps: at 60,
+kseq's model had not yet learned to end every test sentence). kseq's searches
+run as a `tf.function` like the peer's, and again under XLA (`*_xla` rows, one
+compilation each, its time in `first_call_seconds`); both are over the peer's
+`tf.function` rows, since XLA made the peer's samplers ~18x slower here
+(`--peer-xla` times its greedy sampler so). fp32 both sides.
 Trace / compile time is reported apart from throughput. A reported extra, not
 a headline ratio: kseq's natural batches again under XLA (each bucket shape
 compiled once before the clock starts; compilations and seconds reported).
@@ -45,7 +51,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 SIZES = {
     "default": dict(layers=1, width=256, ff=2048, heads=8, vocab=15000, batch=64,
-                    train_steps=60, timed_steps=30, forced_length=40, max_source=24,
+                    train_steps=120, timed_steps=30, forced_length=40, max_source=24,
                     example_sentences=8),
     "tiny": dict(layers=1, width=16, ff=32, heads=2, vocab=200, batch=8,
                  train_steps=4, timed_steps=2, forced_length=6, max_source=24,
@@ -238,17 +244,27 @@ def time_fn(fn, *args, repeats=3):
 
 
 def kseq_decoding(model, source, size):
+    """Sentences/s of each search, as a `tf.function` (like the peer) and under XLA."""
+    import numpy as np
     import tensorflow as tf
 
     result = {}
-    for name, beam in (("greedy", 1), ("beam4", 4)):
-        for mode, min_length in (("forced", size["forced_length"]), ("natural", 0)):
-            settings = model.search_settings(beam_size=beam, max_length=size["forced_length"],
-                                             min_length=min_length, length_penalty=None)
-            fn = model.compiled_search(settings)
-            first, seconds = time_fn(fn, tf.constant(source))
-            result[f"{name}_{mode}"] = {"sentences_per_second": round(len(source) / seconds, 1),
-                                        "first_call_seconds": round(first, 2)}
+    for xla in (False, True):
+        for name, beam in (("greedy", 1), ("beam4", 4)):
+            for mode, min_length in (("forced", size["forced_length"]), ("natural", 0)):
+                settings = model.search_settings(beam_size=beam, max_length=size["forced_length"],
+                                                 min_length=min_length, length_penalty=None)
+                fn = model.compiled_search(settings, xla=xla)
+                first, seconds = time_fn(fn, tf.constant(source))
+                key = f"{name}_{mode}" + ("_xla" if xla else "")
+                result[key] = {"sentences_per_second": round(len(source) / seconds, 1),
+                               "first_call_seconds": round(first, 2)}
+                if mode == "natural":
+                    lengths = fn(tf.constant(source))[2][:, 0]
+                    result[key]["mean_output_length"] = round(float(np.mean(lengths)), 1)
+    # One XLA compilation per search (fixed batch and source shape); its time is
+    # the first call's, reported above and kept out of the throughput.
+    result["xla_compilations"] = 4
     memory = model.encode(tf.constant(source))
     state = model.initial_state(memory)
     step = tf.function(model.step)
@@ -266,8 +282,11 @@ def kseq_decoding(model, source, size):
     return result
 
 
-def peer_decoding(model, source, size):
-    """keras-hub samplers over a cached step: self-attention cache, cross K/V once."""
+def peer_decoding(model, source, size, xla=False):
+    """keras-hub samplers over a cached step: self-attention cache, cross K/V once.
+
+    `xla=True` compiles each sampler with `jit_compile` (an extra, `--peer-xla`).
+    """
     import keras_hub
     import tensorflow as tf
     from keras import ops
@@ -321,20 +340,35 @@ def peer_decoding(model, source, size):
     result = {}
     samplers = {"greedy": keras_hub.samplers.GreedySampler(),
                 "beam4": keras_hub.samplers.BeamSampler(num_beams=4)}
+    if xla:  # under XLA the peer's beam search ran at ~1 sentence/s here: greedy only
+        del samplers["beam4"]
     for name, sampler in samplers.items():
         for mode, stop in (("forced", None), ("natural", [3])):
-            @tf.function
             def run(src, sampler=sampler, stop=stop):
                 cache = initial_cache(src)
                 return sampler(make_next(), prompt, cache=cache, index=1,
                                stop_token_ids=stop)
 
+            run = tf.function(run, jit_compile=xla or None)
             first, seconds = time_fn(run, tf.constant(source))
             result[f"{name}_{mode}"] = {"sentences_per_second": round(batch / seconds, 1),
                                         "first_call_seconds": round(first, 2)}
-    result["keras_io_example_greedy"] = keras_io_decoding(model,
-                                                          source[: size["example_sentences"]])
+            if stop:
+                result[f"{name}_{mode}"]["mean_output_length"] = mean_length(
+                    run(tf.constant(source)))
+    if not xla:
+        result["keras_io_example_greedy"] = keras_io_decoding(
+            model, source[: size["example_sentences"]])
     return result
+
+
+def mean_length(token_ids):
+    """Mean generated length of sampler output `[B, 1 + T]`: up to and with the end id 3."""
+    import numpy as np
+
+    generated = np.asarray(token_ids)[:, 1:]
+    ends = [list(row).index(3) + 1 if 3 in row else len(row) for row in generated]
+    return round(float(np.mean(ends)), 1)
 
 
 def keras_io_decoding(model, source):
@@ -357,13 +391,15 @@ def keras_io_decoding(model, source):
 
 # === One side, in its own process ===
 
-def run_side(side, size):
+def run_side(side, size, peer_xla=False):
     import keras
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
     tokenizer, data, np = build_data(size)
-    same = list(padded_batches(data["train"], size["batch"], size["max_source"], np))
+    same = []
+    for epoch in range(-(-size["train_steps"] // (len(data["train"][0]) // size["batch"]))):
+        same += padded_batches(data["train"], size["batch"], size["max_source"], np, epoch)
     if side == "kseq":
         model = kseq_model(tokenizer, size)
         natural = bucketed_batches(data["train"], size["batch"], np)
@@ -383,6 +419,8 @@ def run_side(side, size):
     if side == "kseq":
         result["flops_per_real_token"] = flops_per_token(model, size)
     result["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    if side == "peer" and peer_xla:
+        result["decoding_xla"] = peer_decoding(model, source, size, xla=True)
     if side == "kseq":
         # A reported extra, run last: its steps would otherwise train the model
         # that is decoded, and XLA compilation would raise the peak memory.
@@ -434,15 +472,18 @@ def main(argv=None):
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--side", choices=["kseq", "peer"], help=argparse.SUPPRESS)
     parser.add_argument("--json", help="also write the result here")
+    parser.add_argument("--peer-xla", action="store_true",
+                        help="also time the peer's greedy sampler under XLA (slow extra)")
     args = parser.parse_args(argv)
     size = SIZES["tiny" if args.tiny else "default"]
     if args.side:
-        print(json.dumps(run_side(args.side, size)))
+        print(json.dumps(run_side(args.side, size, args.peer_xla)))
         return 0
     sides = {}
     for side in ("kseq", "peer"):
         command = [sys.executable, os.path.abspath(__file__), "--side", side]
-        done = subprocess.run(command + (["--tiny"] if args.tiny else []), capture_output=True,
+        command += (["--tiny"] if args.tiny else []) + (["--peer-xla"] if args.peer_xla else [])
+        done = subprocess.run(command, capture_output=True,
                               text=True, check=False)
         if done.returncode:
             raise SystemExit(f"{side} side failed:\n{done.stderr[-3000:]}")
@@ -460,8 +501,10 @@ def main(argv=None):
             "train_natural_tokens_per_second": ratio(
                 ours["train_natural"]["tokens_per_second"],
                 peer["train_natural"]["tokens_per_second"]),
+            # kseq's XLA rows are over the peer's tf.function rows: under XLA the
+            # peer's samplers were 18x slower here (see --peer-xla).
             **{f"decode_{k}": ratio(v["sentences_per_second"],
-                                    peer["decoding"][k]["sentences_per_second"])
+                                    peer["decoding"][k.removesuffix("_xla")]["sentences_per_second"])
                for k, v in ours["decoding"].items() if isinstance(v, dict)},
             "decode_greedy_natural_vs_keras_io_example": ratio(
                 ours["decoding"]["greedy_natural"]["sentences_per_second"],

@@ -13,7 +13,7 @@ import sys
 
 
 def figures(result):
-    """The numbers worth a median: every ratio, every efficiency fraction, the cache check."""
+    """The numbers worth a median: every ratio, efficiency, the cache check, output lengths."""
     out = dict(result["ratios_kseq_over_peer"])
     extra = result.get("extra_kseq_natural_xla_over_peer_natural")
     if extra is not None:
@@ -23,6 +23,11 @@ def figures(result):
             out[f"efficiency {key}"] = value
     out["matmul GFLOP/s (the limit)"] = result["efficiency"]["matmul_gflops"]
     out["step time t=35 / t=5"] = result["kseq"]["decoding"]["step_time_t35_over_t5"]
+    # Natural-end rows compare search engines only when both models end alike.
+    for side in ("kseq", "peer"):
+        length = result[side]["decoding"]["greedy_natural"].get("mean_output_length")
+        if length is not None:
+            out[f"greedy natural: mean output length, {side}"] = length
     return out
 
 

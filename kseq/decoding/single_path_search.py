@@ -46,8 +46,7 @@ def single_path_search(
         candidates = block_repeated_ngrams(candidates, sequences, t, no_repeat_ngram_size)
         picked = tf.cast(pick(candidates, t), tf.int32)
         live = tf.logical_not(done)
-        token_score = (tf.gather(logits, picked, batch_dims=1)
-                       - tf.reduce_logsumexp(logits, axis=-1))
+        token_score = tf.gather(logits, picked, batch_dims=1) - _log_sum_exp(logits)
         scores += tf.where(live, token_score, 0.0)
         lengths += tf.cast(live, tf.int32)
         sequences = write_column(sequences, t, tf.where(live, picked, 0))
@@ -62,3 +61,14 @@ def single_path_search(
         cond, body, loop_vars, maximum_iterations=max_length
     )
     return sequences, scores, lengths
+
+
+def _log_sum_exp(logits):
+    """`log Σ exp(logits)` over the last axis, `[B, V] -> [B]`, for finite row maxima.
+
+    `tf.reduce_logsumexp` also guards infinite maxima and keeps gradients; a
+    search needs neither, and these four ops took half its time per step
+    (0.69 vs 1.31 ms on `[64, 15000]` in a loop, 2 cores).
+    """
+    peak = tf.reduce_max(logits, axis=-1)
+    return peak + tf.math.log(tf.reduce_sum(tf.exp(logits - peak[:, None]), axis=-1))
