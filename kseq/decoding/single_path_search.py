@@ -67,8 +67,8 @@ def _log_sum_exp(logits):
     """`log Σ exp(logits)` over the last axis, `[B, V] -> [B]`, for finite row maxima.
 
     `tf.reduce_logsumexp` also guards infinite maxima and keeps gradients; a
-    search needs neither, and these four ops took half its time per step
-    (0.69 vs 1.31 ms on `[64, 15000]` in a loop, 2 cores).
+    search needs neither. Score and argmax of a `[64, 15000]` step in a loop,
+    2 cores: 0.69 ms this way, 1.31 ms with `tf.reduce_logsumexp`.
     """
     peak = tf.reduce_max(logits, axis=-1)
     return peak + tf.math.log(tf.reduce_sum(tf.exp(logits - peak[:, None]), axis=-1))
