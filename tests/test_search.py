@@ -46,6 +46,21 @@ def test_notes_example_greedy_and_beam():
     assert ids.numpy()[0].tolist() == [A, B, C, EOS]
     assert math.exp(float(scores[0])) == pytest.approx(0.048, rel=1e-5)
     assert lengths.numpy().tolist() == [4]
+
+
+def test_greedy_scores_are_log_softmax_even_for_huge_or_masked_logits():
+    """The score's log-sum-exp subtracts the row maximum: no overflow at logits ~1e4,
+    and a token a model masks with -inf (finite maximum) leaves the score finite."""
+    rows = tf.constant([[1e4, 1e4 - 1.0, 1e4 - 2.0, 1e4 - 3.0],
+                        [2.0, float("-inf"), 0.5, 1.0]], tf.float32)
+
+    def step(ids, state, memory, t):
+        return rows, state
+
+    ids, scores, _ = greedy_search(step, {}, {}, tf.zeros([2], tf.int32), max_length=1, end_id=3)
+    expected = [tf.nn.log_softmax(rows[i]).numpy()[ids[i, 0]] for i in range(2)]
+    np.testing.assert_allclose(scores.numpy(), expected, rtol=1e-6)
+    assert np.all(np.isfinite(scores.numpy()))
     ids, scores, lengths = run_beam(NOTES)
     assert ids.numpy()[0, 0].tolist() == [A, C, B, EOS]
     assert math.exp(float(scores[0, 0])) == pytest.approx(0.054, rel=1e-5)

@@ -46,7 +46,7 @@ def single_path_search(
         candidates = block_repeated_ngrams(candidates, sequences, t, no_repeat_ngram_size)
         picked = tf.cast(pick(candidates, t), tf.int32)
         live = tf.logical_not(done)
-        token_score = tf.gather(logits, picked, batch_dims=1) - _log_sum_exp(logits)
+        token_score = _log_probability(logits, picked)
         scores += tf.where(live, token_score, 0.0)
         lengths += tf.cast(live, tf.int32)
         sequences = write_column(sequences, t, tf.where(live, picked, 0))
@@ -63,12 +63,15 @@ def single_path_search(
     return sequences, scores, lengths
 
 
-def _log_sum_exp(logits):
-    """`log Σ exp(logits)` over the last axis, `[B, V] -> [B]`, for finite row maxima.
+def _log_probability(logits, picked):
+    """`log softmax(logits)[picked]` per row, `[B, V], [B] -> [B]`, for finite row maxima.
 
-    `tf.reduce_logsumexp` also guards infinite maxima and keeps gradients; a
-    search needs neither. Score and argmax of a `[64, 15000]` step in a loop,
-    2 cores: 0.69 ms this way, 1.31 ms with `tf.reduce_logsumexp`.
+    Both terms are taken relative to the row maximum, so logits ~1e4 keep float32
+    precision. `tf.reduce_logsumexp` also guards infinite maxima and keeps
+    gradients; a search needs neither. Score and argmax of a `[64, 15000]` step
+    in a loop, 2 cores: 1.2 ms this way vs 1.5 ms with `tf.reduce_logsumexp`
+    (another run: 0.7 vs 1.3 ms).
     """
     peak = tf.reduce_max(logits, axis=-1)
-    return peak + tf.math.log(tf.reduce_sum(tf.exp(logits - peak[:, None]), axis=-1))
+    shifted_pick = tf.gather(logits, picked, batch_dims=1) - peak
+    return shifted_pick - tf.math.log(tf.reduce_sum(tf.exp(logits - peak[:, None]), axis=-1))
