@@ -39,6 +39,7 @@ given for each of kseq's three training runs. Prints JSON.
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -231,6 +232,7 @@ def train_xla_and_time(model, batches, timed_steps):
 
 
 def time_fn(fn, *args, repeats=3):
+    """`(first call seconds, median of the next `repeats`, last output)`."""
     started = time.perf_counter()
     fn(*args)
     first = time.perf_counter() - started
@@ -240,7 +242,7 @@ def time_fn(fn, *args, repeats=3):
         out = fn(*args)
         _ = [x.numpy() for x in (out if isinstance(out, (tuple, list)) else [out])]
         times.append(time.perf_counter() - started)
-    return first, sorted(times)[len(times) // 2]
+    return first, sorted(times)[len(times) // 2], out
 
 
 def kseq_decoding(model, source, size):
@@ -255,13 +257,12 @@ def kseq_decoding(model, source, size):
                 settings = model.search_settings(beam_size=beam, max_length=size["forced_length"],
                                                  min_length=min_length, length_penalty=None)
                 fn = model.compiled_search(settings, xla=xla)
-                first, seconds = time_fn(fn, tf.constant(source))
+                first, seconds, (_, _, lengths) = time_fn(fn, tf.constant(source))
                 key = f"{name}_{mode}" + ("_xla" if xla else "")
                 result[key] = {"sentences_per_second": round(len(source) / seconds, 1),
                                "first_call_seconds": round(first, 2)}
                 if mode == "natural":
-                    lengths = fn(tf.constant(source))[2][:, 0]
-                    result[key]["mean_output_length"] = round(float(np.mean(lengths)), 1)
+                    result[key]["mean_output_length"] = round(float(np.mean(lengths[:, 0])), 1)
     # One XLA compilation per search (fixed batch and source shape); its time is
     # the first call's, reported above and kept out of the throughput.
     result["xla_compilations"] = sum(key.endswith("_xla") for key in result)
@@ -350,12 +351,11 @@ def peer_decoding(model, source, size, xla=False):
                                stop_token_ids=stop)
 
             run = tf.function(run, jit_compile=xla or None)
-            first, seconds = time_fn(run, tf.constant(source))
+            first, seconds, token_ids = time_fn(run, tf.constant(source))
             result[f"{name}_{mode}"] = {"sentences_per_second": round(batch / seconds, 1),
                                         "first_call_seconds": round(first, 2)}
             if stop:
-                result[f"{name}_{mode}"]["mean_output_length"] = mean_length(
-                    run(tf.constant(source)))
+                result[f"{name}_{mode}"]["mean_output_length"] = mean_length(token_ids)
     if not xla:
         result["keras_io_example_greedy"] = keras_io_decoding(
             model, source[: size["example_sentences"]])
@@ -398,7 +398,7 @@ def run_side(side, size, peer_xla=False):
     keras.utils.set_random_seed(0)
     tokenizer, data, np = build_data(size)
     same = []
-    for epoch in range(-(-size["train_steps"] // (len(data["train"][0]) // size["batch"]))):
+    for epoch in range(math.ceil(size["train_steps"] / (len(data["train"][0]) // size["batch"]))):
         same += padded_batches(data["train"], size["batch"], size["max_source"], np, epoch)
     if side == "kseq":
         model = kseq_model(tokenizer, size)
