@@ -126,14 +126,21 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         }
 
     def attend(self, query, key, value, key_mask=None, training=None):
-        """Attention of `query` `[B, T, E]` over projected `key`/`value` `[B, H, S, D]`.
+        """Attention of `query` over projected `key`/`value` `[B, H, S, D]`.
 
-        `key_mask` is `[B, S]` or `[B, T, S]` bool. Returns `(output [B, T, E],
-        weights [B, H, T, S])`.
+        `query` is `[B, T, E]`, or `[B, E]` for one position (a decoding step:
+        kept rank 2, so every projection is one plain matmul). `key_mask` is
+        `[B, S]` or `[B, T, S]` bool. Returns `(output [B, T, E] or [B, E],
+        weights [B, H, T, S])` (`T` = 1 for a rank-2 query).
         """
         require_depth("query", query, self.query_dense.kernel.shape[0])
         require_depth("key", key, self.key_dim)
-        q = self._split_heads(self.query_dense(query))
+        one_position = len(query.shape) == 2
+        projected = self.query_dense(query)
+        if one_position:
+            q = ops.reshape(projected, (-1, self.num_heads, 1, self.key_dim))
+        else:
+            q = self._split_heads(projected)
         scale = ops.cast(1.0 / (self.key_dim**0.5), q.dtype)
         logits = ops.einsum("bhtd,bhsd->bhts", q * scale, key)
         # Softmax in float32 so bfloat16 runs keep normalised weights.
@@ -149,10 +156,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         weights = ops.cast(weights, self.compute_dtype)
         dropped = self.dropout_layer(weights, training=training)
         context = ops.einsum("bhts,bhsd->bhtd", dropped, value)
+        width = self.num_heads * self.key_dim
+        if one_position:
+            # [B, H, 1, D] -> [B, H*D]: the head-major order is already row-major.
+            return self.output_dense(ops.reshape(context, (-1, width))), weights
         batch, length = ops.shape(context)[0], ops.shape(context)[2]
         # [B, H, T, D] -> [B, T, H, D] -> [B, T, H*D]
         context = ops.transpose(context, (0, 2, 1, 3))
-        context = ops.reshape(context, (batch, length, self.num_heads * self.key_dim))
+        context = ops.reshape(context, (batch, length, width))
         return self.output_dense(context), weights
 
     def call(
@@ -219,22 +230,21 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         require_depth("query_t", query_t, self.query_dense.kernel.shape[0])
         max_length = cache["key"].shape[2]
         t = check_cache_room(t, max_length)
-        x = query_t[:, None, :]  # [B, 1, E]
-        new = self.project_memory(x)  # each [B, H, 1, D]
         batch = ops.shape(query_t)[0]
         slots = self._cache_slots(batch, t)
-        # A scatter writes B·H rows of D values; a one-hot blend would rewrite the
+        # [B, H*D] -> [B·H, D] rows in (b, h) order, the order of `slots`. A
+        # scatter writes B·H rows of D values; a one-hot blend would rewrite the
         # whole cache three times over (read, scale, add) at every step.
         cache = {
             name: ops.scatter_update(
-                cache[name], slots, ops.reshape(new[name], (-1, self.key_dim))
+                cache[name], slots, ops.reshape(dense(query_t), (-1, self.key_dim))
             )
-            for name in ("key", "value")
+            for name, dense in (("key", self.key_dense), ("value", self.value_dense))
         }
         visible = ops.arange(max_length) <= t  # [L]
         key_mask = ops.broadcast_to(visible[None, :], (batch, max_length))
-        output, _ = self.attend(x, cache["key"], cache["value"], key_mask)
-        return output[:, 0], cache
+        output, _ = self.attend(query_t, cache["key"], cache["value"], key_mask)
+        return output, cache
 
     def _cache_slots(self, batch, t):
         """Scatter indices `[B·H, 3]`: `(b, h, t)` for every row and head."""

@@ -27,6 +27,8 @@ class TransformerDecoderBlock(TransformerBlockBase):
         norm_first: pre-LN (True) or post-LN.
         activation: feed-forward activation.
         layer_norm_epsilon: epsilon of the layer norms.
+        activation_dropout: dropout after the feed-forward activation
+            (None: `dropout`).
 
     Call arguments:
         inputs: `[B, T, E]` decoder inputs.
@@ -61,7 +63,7 @@ class TransformerDecoderBlock(TransformerBlockBase):
         )
         self.cross_attention.build(inputs_shape, memory_shape)
         self.feed_forward = FeedForward(
-            self.intermediate_dim, self.activation, self.dropout,
+            self.intermediate_dim, self.activation, self.activation_dropout,
             dtype=self.dtype_policy, name="feed_forward",
         )
         self.feed_forward.build(inputs_shape)
@@ -152,10 +154,12 @@ class TransformerDecoderBlock(TransformerBlockBase):
         new_cache = {}
 
         def self_attend(h):
-            out, cache_out = self.self_attention.call_step(h[:, 0], cache, t)
+            out, cache_out = self.self_attention.call_step(h, cache, t)
             new_cache.update(cache_out)
-            return out[:, None]
+            return out
 
-        x = self_residual(inputs_t[:, None], self_attend)
+        # Rank 2 throughout: a Dense on `[B, 1, E]` would be a tensordot (a dozen
+        # shape ops around the matmul), paid at every step of a search.
+        x = self_residual(inputs_t, self_attend)
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, None)
-        return x[:, 0], new_cache, weights[:, :, 0]
+        return x, new_cache, weights[:, :, 0]
