@@ -120,3 +120,28 @@ def test_search_with_and_without_xla_and_graph_overflow_check(overfit_translator
         tf.function(model.step)(tf.fill([4], 2), state, memory, 40)
     with pytest.raises(tf.errors.InvalidArgumentError, match="KV cache overflow"):
         tf.function(model.step)(tf.fill([4], 2), state, memory, tf.constant(40))
+
+
+def test_keras_hub_layout_options_and_their_config():
+    tok = kseq.text.WordTokenizer.build_vocabulary(["one two three", "un deux trois"])
+    hub = kseq.models.Translator(tok, tok, num_layers=1, num_heads=2, hidden_dim=8,
+                                 intermediate_dim=16, dropout=0.3, scale_embeddings=False,
+                                 embedding_dropout=0.0, activation_dropout=0.0)
+    ids = np.array([[4, 5, 6]], "int32")
+    table = hub.target_embedding.embeddings.numpy()
+    np.testing.assert_allclose(hub.target_embedding(ids).numpy()[0], table[[4, 5, 6]])
+    block = hub.decoder_blocks[0]
+    assert hub.embedding_dropout.rate == 0.0 and block.feed_forward.dropout_layer.rate == 0.0
+    assert block.residual_dropout.rate == 0.3 and block.self_attention.dropout == 0.3
+    restored = kseq.models.Translator.from_config(hub.get_config())
+    assert not restored.target_embedding.scale
+    assert restored.encoder_blocks[0].feed_forward.dropout_layer.rate == 0.0
+    # A config saved before these options existed keeps the original layout.
+    old = {k: v for k, v in hub.get_config().items()
+           if k not in ("scale_embeddings", "embedding_dropout", "activation_dropout")}
+    classic = kseq.models.Translator.from_config(old)
+    assert classic.target_embedding.scale and classic.embedding_dropout.rate == 0.3
+    assert classic.decoder_blocks[0].feed_forward.dropout_layer.rate == 0.3
+    scaled = classic.target_embedding(ids).numpy()[0]
+    np.testing.assert_allclose(scaled, classic.target_embedding.embeddings.numpy()[[4, 5, 6]] * 8**0.5,
+                               rtol=1e-6)

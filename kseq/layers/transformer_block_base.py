@@ -13,10 +13,13 @@ class TransformerBlockBase(keras.layers.Layer):
         norm_first: pre-LN (True) or post-LN.
         activation: feed-forward activation.
         layer_norm_epsilon: epsilon of the layer norms.
+        activation_dropout: dropout after the feed-forward activation; None
+            means `dropout` (keras-hub's blocks and fairseq's default use 0).
     """
 
     def __init__(self, num_heads, intermediate_dim, dropout=0.0, norm_first=True,
-                 activation="relu", layer_norm_epsilon=1e-5, **kwargs):
+                 activation="relu", layer_norm_epsilon=1e-5, activation_dropout=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim
@@ -24,6 +27,7 @@ class TransformerBlockBase(keras.layers.Layer):
         self.norm_first = norm_first
         self.activation = activation
         self.layer_norm_epsilon = layer_norm_epsilon
+        self.activation_dropout = dropout if activation_dropout is None else activation_dropout
         self.supports_masking = True
 
     def head_depth(self, width):
@@ -44,4 +48,5 @@ class TransformerBlockBase(keras.layers.Layer):
             "norm_first": self.norm_first,
             "activation": self.activation,
             "layer_norm_epsilon": self.layer_norm_epsilon,
+            "activation_dropout": self.activation_dropout,
         }

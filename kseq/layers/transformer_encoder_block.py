@@ -24,6 +24,8 @@ class TransformerEncoderBlock(TransformerBlockBase):
         norm_first: pre-LN (True, stable without warm-up tricks) or post-LN.
         activation: feed-forward activation.
         layer_norm_epsilon: epsilon of the layer norms.
+        activation_dropout: dropout after the feed-forward activation
+            (None: `dropout`).
 
     Call arguments:
         inputs: `[B, S, E]`.
@@ -47,7 +49,7 @@ class TransformerEncoderBlock(TransformerBlockBase):
         )
         self.self_attention.build(inputs_shape)
         self.feed_forward = FeedForward(
-            self.intermediate_dim, self.activation, self.dropout,
+            self.intermediate_dim, self.activation, self.activation_dropout,
             dtype=self.dtype_policy, name="feed_forward",
         )
         self.feed_forward.build(inputs_shape)

@@ -40,6 +40,13 @@ class Translator(Seq2SeqTask):
             needed); `"none"`.
         position: `"sinusoidal"` or `"learned"`.
         norm_first: pre-LN (True) or post-LN blocks.
+        scale_embeddings: multiply token vectors by `√E` (the original
+            Transformer's convention; keras-hub's `TokenAndPositionEmbedding`
+            does not).
+        embedding_dropout: dropout on the embedded inputs; None means `dropout`.
+        activation_dropout: dropout after the feed-forward activation; None
+            means `dropout`. keras-hub's blocks have neither of these two
+            dropouts: 0 and 0 with `scale_embeddings=False` give its layout.
 
     Example:
     >>> import numpy as np, kseq
@@ -57,7 +64,8 @@ class Translator(Seq2SeqTask):
     def __init__(self, source_tokenizer, target_tokenizer, num_layers=2, num_heads=4,
                  hidden_dim=128, intermediate_dim=512, dropout=0.1, max_source_length=64,
                  max_target_length=64, share_embeddings="decoder", position="sinusoidal",
-                 norm_first=True, dtype=None, **kwargs):
+                 norm_first=True, scale_embeddings=True, embedding_dropout=None,
+                 activation_dropout=None, dtype=None, **kwargs):
         if share_embeddings not in ("decoder", "all", "none"):
             raise ValueError("`share_embeddings` must be 'decoder', 'all' or 'none'. "
                              f"Received: share_embeddings={share_embeddings!r}")
@@ -69,14 +77,20 @@ class Translator(Seq2SeqTask):
                              f"Received: position={position!r}")
         # === Layers ===
         source_embedding = TokenEmbedding(source_tokenizer.vocabulary_size, hidden_dim,
-                                          dtype=dtype, name="source_embedding")
+                                          scale=scale_embeddings, dtype=dtype,
+                                          name="source_embedding")
         target_embedding = source_embedding if share_embeddings == "all" else TokenEmbedding(
-            target_tokenizer.vocabulary_size, hidden_dim, dtype=dtype, name="target_embedding")
+            target_tokenizer.vocabulary_size, hidden_dim, scale=scale_embeddings, dtype=dtype,
+            name="target_embedding")
         longest = max(max_source_length, max_target_length)
         position_embedding = POSITIONS[position](longest, dtype=dtype, name="position_embedding")
-        embedding_dropout = keras.layers.Dropout(dropout, dtype=dtype, name="embedding_dropout")
+        embedding_dropout_rate = dropout if embedding_dropout is None else embedding_dropout
+        activation_dropout_rate = dropout if activation_dropout is None else activation_dropout
+        embedding_dropout = keras.layers.Dropout(embedding_dropout_rate, dtype=dtype,
+                                                 name="embedding_dropout")
         block_args = dict(num_heads=num_heads, intermediate_dim=intermediate_dim,
-                          dropout=dropout, norm_first=norm_first, dtype=dtype)
+                          dropout=dropout, norm_first=norm_first,
+                          activation_dropout=activation_dropout_rate, dtype=dtype)
         encoder_blocks = [TransformerEncoderBlock(**block_args, name=f"encoder_block_{i}")
                           for i in range(num_layers)]
         decoder_blocks = [TransformerDecoderBlock(**block_args, name=f"decoder_block_{i}")
@@ -120,6 +134,9 @@ class Translator(Seq2SeqTask):
         self.share_embeddings = share_embeddings
         self.position = position
         self.norm_first = norm_first
+        self.scale_embeddings = scale_embeddings
+        self.embedding_dropout_rate = embedding_dropout_rate
+        self.activation_dropout = activation_dropout_rate
 
     # === Step protocol ===
 
@@ -166,6 +183,9 @@ class Translator(Seq2SeqTask):
             "share_embeddings": self.share_embeddings,
             "position": self.position,
             "norm_first": self.norm_first,
+            "scale_embeddings": self.scale_embeddings,
+            "embedding_dropout": self.embedding_dropout_rate,
+            "activation_dropout": self.activation_dropout,
         }
 
 
