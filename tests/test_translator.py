@@ -145,3 +145,34 @@ def test_keras_hub_layout_options_and_their_config():
     scaled = classic.target_embedding(ids).numpy()[0]
     np.testing.assert_allclose(scaled, classic.target_embedding.embeddings.numpy()[[4, 5, 6]] * 8**0.5,
                                rtol=1e-6)
+
+
+def test_train_step_on_real_rows_matches_keras_step(monkeypatch):
+    # Projecting only the real target rows must not change the loss, the
+    # metrics or the update: compare with Keras's own step on identical copies.
+    traced = []
+    real_rows_states = kseq.models.translator._decoder_states
+    monkeypatch.setattr(kseq.models.translator, "_decoder_states",
+                        lambda *args, **kw: traced.append(1) or real_rows_states(*args, **kw))
+    keras.utils.set_random_seed(3)
+    fast, plain = tiny_translator(), tiny_translator()
+    plain.set_weights(fast.get_weights())
+    plain.train_step = lambda data: keras.Model.train_step(plain, data)
+    # Plain SGD: Adam would turn the float noise of zero gradients (attention key
+    # biases) into full-size steps that differ between any two summation orders.
+    for model in (fast, plain):
+        model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.loss,
+                      metrics=[kseq.metrics.MaskedAccuracy()])
+    pre = kseq.models.TranslatorPreprocessor(fast.source_tokenizer, fast.target_tokenizer, 32, 32)
+    batch = next(iter(pre.training_dataset(PAIRS, [32], batch_size=10, shuffle=False)))
+    padded = float(np.mean(batch[1].numpy() == 0))
+    assert padded > 0.3  # the rows skipped are a real share of the batch
+    for _ in range(2):
+        got = fast.train_on_batch(*batch, return_dict=True)
+        want = plain.train_on_batch(*batch, return_dict=True)
+        assert set(got) == set(want) == {"loss", "masked_accuracy"}
+        for name in got:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6)
+    assert traced  # the real-rows step was the one traced
+    for a, b in zip(fast.get_weights(), plain.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
