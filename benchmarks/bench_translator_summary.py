@@ -23,6 +23,10 @@ def figures(result):
             out[f"efficiency {key}"] = value
     out["matmul GFLOP/s (the limit)"] = result["efficiency"]["matmul_gflops"]
     out["step time t=35 / t=5"] = result["kseq"]["decoding"]["step_time_t35_over_t5"]
+    # Neither side may win by being broken: the loss both reached on the same batches.
+    for side in ("kseq", "peer"):
+        out[f"loss after same-padding training, {side}"] = (
+            result[side]["train_same_padding"]["last_loss"])
     # Natural-end rows compare search engines only when both models end alike.
     for side in ("kseq", "peer"):
         length = result[side]["decoding"]["greedy_natural"].get("mean_output_length")
