@@ -37,7 +37,9 @@ Trace / compile time is reported apart from throughput. A reported extra, not
 a headline ratio: kseq's natural batches again under XLA (each bucket shape
 compiled once before the clock starts; compilations and seconds reported).
 Training efficiency (FLOP/s over real tokens / a 2048² matmul's FLOP/s) is
-given for each of kseq's three training runs. Prints JSON.
+given for each of kseq's three training runs. `--bf16` adds kseq under
+`mixed_bfloat16` (a fresh model: a few natural training steps and forced greedy
+decoding, over kseq's fp32 figures, with the CPU's bf16 flags). Prints JSON.
 """
 
 import argparse
@@ -128,7 +130,7 @@ def real_tokens(batch):
 
 # === The two models ===
 
-def kseq_model(tokenizer, size):
+def kseq_model(tokenizer, size, dtype=None):
     import keras
 
     import kseq
@@ -139,7 +141,7 @@ def kseq_model(tokenizer, size):
         max_source_length=EXAMPLE_LENGTH, max_target_length=EXAMPLE_LENGTH + 8,
         share_embeddings="none", position="learned", norm_first=False,
         # keras-hub's layout, so both sides train the same function the same way.
-        scale_embeddings=False, embedding_dropout=0.0, activation_dropout=0.0)
+        scale_embeddings=False, embedding_dropout=0.0, activation_dropout=0.0, dtype=dtype)
     model.compile(optimizer=keras.optimizers.Adam(1e-3),
                   loss=kseq.metrics.MaskedSparseCrossEntropy(0.0), jit_compile=False)
     return model
@@ -396,7 +398,34 @@ def keras_io_decoding(model, source):
 
 # === One side, in its own process ===
 
-def run_side(side, size, peer_xla=False):
+def bf16_extra(tokenizer, natural, source, size):
+    """kseq trained and decoded under `mixed_bfloat16` (a reported extra, never a headline).
+
+    A fresh model; its own few natural steps are timed after one warm batch per
+    shape. Whether the CPU has native bf16 matmuls (`avx512_bf16` / `amx_bf16`)
+    is reported with it: without them, bf16 math is emulated.
+    """
+    import tensorflow as tf
+
+    model = kseq_model(tokenizer, size, dtype="mixed_bfloat16")
+    steps = max(2, size["timed_steps"] // 3)
+    result = {"train_natural": train_warm_and_time(model, natural, steps)}
+    settings = model.search_settings(beam_size=1, max_length=size["forced_length"],
+                                     min_length=size["forced_length"], length_penalty=None)
+    first, seconds, _ = time_fn(model.compiled_search(settings), tf.constant(source))
+    result["greedy_forced"] = {"sentences_per_second": round(len(source) / seconds, 1),
+                               "first_call_seconds": round(first, 2)}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = next((line.split(":", 1)[1].split() for line in handle
+                          if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    result["cpu_bf16_flags"] = sorted(f for f in flags if "bf16" in f)
+    return result
+
+
+def run_side(side, size, peer_xla=False, bf16=False):
     import keras
     import tensorflow as tf
 
@@ -431,6 +460,8 @@ def run_side(side, size, peer_xla=False):
         # that is decoded, and XLA compilation would raise the peak memory.
         result["train_natural_xla"] = train_xla_and_time(model, natural,
                                                          size["timed_steps"] + 2)
+    if side == "kseq" and bf16:
+        result["bf16"] = bf16_extra(tokenizer, natural, source, size)
     result["threads"] = {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
                          "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
                          "cpus": os.cpu_count()}
@@ -479,15 +510,18 @@ def main(argv=None):
     parser.add_argument("--json", help="also write the result here")
     parser.add_argument("--peer-xla", action="store_true",
                         help="also time the peer's greedy sampler under XLA (slow extra)")
+    parser.add_argument("--bf16", action="store_true",
+                        help="also train and decode kseq under mixed_bfloat16 (extra)")
     args = parser.parse_args(argv)
     size = SIZES["tiny" if args.tiny else "default"]
     if args.side:
-        print(json.dumps(run_side(args.side, size, args.peer_xla)))
+        print(json.dumps(run_side(args.side, size, args.peer_xla, args.bf16)))
         return 0
     sides = {}
     for side in ("kseq", "peer"):
         command = [sys.executable, os.path.abspath(__file__), "--side", side]
         command += (["--tiny"] if args.tiny else []) + (["--peer-xla"] if args.peer_xla else [])
+        command += ["--bf16"] if args.bf16 and side == "kseq" else []
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode:
             raise SystemExit(f"{side} side failed:\n{done.stderr[-3000:]}")
@@ -520,6 +554,14 @@ def main(argv=None):
         "extra_kseq_natural_xla_over_peer_natural": ratio(
             ours["train_natural_xla"]["tokens_per_second"],
             peer["train_natural"]["tokens_per_second"]),
+        **({"extra_kseq_bf16_over_fp32": {
+            "train_natural_tokens_per_second": ratio(
+                ours["bf16"]["train_natural"]["tokens_per_second"],
+                ours["train_natural"]["tokens_per_second"]),
+            "decode_greedy_forced": ratio(
+                ours["bf16"]["greedy_forced"]["sentences_per_second"],
+                ours["decoding"]["greedy_forced"]["sentences_per_second"]),
+        }} if "bf16" in ours else {}),
         "efficiency": {
             "matmul_gflops": round(limit / 1e9, 1),
             # kseq's own batching (its length buckets) first, then the identical-padding run.
