@@ -1,4 +1,7 @@
+import json
 import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -176,3 +179,40 @@ def test_train_step_on_real_rows_matches_keras_step(monkeypatch):
     assert traced  # the real-rows step was the one traced
     for a, b in zip(fast.get_weights(), plain.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+_MIRRORED_CHECK = r"""
+import json, sys
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+sys.path.insert(0, sys.argv[1])
+import keras, numpy as np, kseq
+from translator_fixtures import PAIRS, tiny_translator
+with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+    keras.utils.set_random_seed(3)
+    fast, plain = tiny_translator(), tiny_translator()
+    plain.set_weights(fast.get_weights())
+    plain.train_step = lambda data: keras.Model.train_step(plain, data)
+    for model in (fast, plain):
+        model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.loss,
+                      metrics=[kseq.metrics.MaskedAccuracy()])
+pre = kseq.models.TranslatorPreprocessor(fast.source_tokenizer, fast.target_tokenizer, 32, 32)
+data = pre.training_dataset(PAIRS, [32], batch_size=10, shuffle=False).repeat(2)
+print(json.dumps({"fast": fast.fit(data, verbose=0).history,
+                  "plain": plain.fit(data, verbose=0).history,
+                  "weights": max(float(np.max(np.abs(a - b)))
+                                 for a, b in zip(fast.get_weights(), plain.get_weights()))}))
+"""
+
+
+@pytest.mark.slow
+def test_real_rows_train_step_under_mirrored_strategy():
+    # Two replicas (two logical CPUs, set before TensorFlow starts: a child process).
+    done = subprocess.run([sys.executable, "-c", _MIRRORED_CHECK, os.path.dirname(__file__)],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    for name in ("loss", "masked_accuracy"):
+        np.testing.assert_allclose(result["fast"][name], result["plain"][name], rtol=1e-5)
+    assert result["weights"] < 1e-5
