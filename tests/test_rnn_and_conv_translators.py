@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import kseq
 from test_export import ENV, FRESH_PROCESS
-from translator_fixtures import PAIRS
+from translator_fixtures import PAIRS, assert_twins_train_alike, train_step_twins
 
 ARCHS = [("attention", "gru"), ("attention", "lstm"), ("rnn", "gru"), ("conv", "glu")]
 RECIPE = {"training": {"peak_learning_rate": 0.01, "warmup_steps": 30}}
@@ -54,6 +54,11 @@ def test_overfits_twenty_pairs_and_steps_match_forward(overfit_rnn):
         logits, state = overfit_rnn.step(decoder_ids[:, t], state, memory, t)
         real = decoder_ids[:, t].numpy() != 0
         np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
+
+
+@pytest.mark.parametrize("arch,cell", ARCHS, ids=["-".join(a) for a in ARCHS])
+def test_real_rows_train_step_matches_keras_step(arch, cell):
+    assert_twins_train_alike(*train_step_twins(lambda: rnn_translator(arch, cell)))
 
 
 # attention-lstm shares every export code path with attention-gru; leaving it out here

@@ -11,7 +11,8 @@ import tensorflow as tf
 import kseq
 from kseq.data import bucket_by_length
 
-from translator_fixtures import PAIRS, tiny_translator
+from translator_fixtures import (PAIRS, assert_twins_train_alike, tiny_translator,
+                                 train_step_twins)
 
 
 @pytest.mark.slow
@@ -150,35 +151,10 @@ def test_keras_hub_layout_options_and_their_config():
                                rtol=1e-6)
 
 
-def test_train_step_on_real_rows_matches_keras_step(monkeypatch):
+def test_train_step_on_real_rows_matches_keras_step():
     # Projecting only the real target rows must not change the loss, the
     # metrics or the update: compare with Keras's own step on identical copies.
-    traced = []
-    real_rows_states = kseq.models.translator._decoder_states
-    monkeypatch.setattr(kseq.models.translator, "_decoder_states",
-                        lambda *args, **kw: traced.append(1) or real_rows_states(*args, **kw))
-    keras.utils.set_random_seed(3)
-    fast, plain = tiny_translator(), tiny_translator()
-    plain.set_weights(fast.get_weights())
-    plain.train_step = lambda data: keras.Model.train_step(plain, data)
-    # Plain SGD: Adam would turn the float noise of zero gradients (attention key
-    # biases) into full-size steps that differ between any two summation orders.
-    for model in (fast, plain):
-        model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.loss,
-                      metrics=[kseq.metrics.MaskedAccuracy()])
-    pre = kseq.models.TranslatorPreprocessor(fast.source_tokenizer, fast.target_tokenizer, 32, 32)
-    batch = next(iter(pre.training_dataset(PAIRS, [32], batch_size=10, shuffle=False)))
-    padded = float(np.mean(batch[1].numpy() == 0))
-    assert padded > 0.3  # the rows skipped are a real share of the batch
-    for _ in range(2):
-        got = fast.train_on_batch(*batch, return_dict=True)
-        want = plain.train_on_batch(*batch, return_dict=True)
-        assert set(got) == set(want) == {"loss", "masked_accuracy"}
-        for name in got:
-            np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6)
-    assert traced  # the real-rows step was the one traced
-    for a, b in zip(fast.get_weights(), plain.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert_twins_train_alike(*train_step_twins())
 
 
 _MIRRORED_CHECK = r"""
@@ -187,16 +163,10 @@ import tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 sys.path.insert(0, sys.argv[1])
-import keras, numpy as np, kseq
-from translator_fixtures import PAIRS, tiny_translator
+import numpy as np, kseq
+from translator_fixtures import PAIRS, train_step_twins
 with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
-    keras.utils.set_random_seed(3)
-    fast, plain = tiny_translator(), tiny_translator()
-    plain.set_weights(fast.get_weights())
-    plain.train_step = lambda data: keras.Model.train_step(plain, data)
-    for model in (fast, plain):
-        model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.loss,
-                      metrics=[kseq.metrics.MaskedAccuracy()])
+    fast, plain = train_step_twins()
 pre = kseq.models.TranslatorPreprocessor(fast.source_tokenizer, fast.target_tokenizer, 32, 32)
 data = pre.training_dataset(PAIRS, [32], batch_size=10, shuffle=False).repeat(2)
 print(json.dumps({"fast": fast.fit(data, verbose=0).history,

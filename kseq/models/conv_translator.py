@@ -125,6 +125,17 @@ class ConvTranslator(Seq2SeqTask):
         logits = ops.cast(p["output_projection"](p["decoder_out"](x)), "float32")
         return logits, {"windows": windows, "attention": ops.cast(weights, "float32")}
 
+    # === Training hooks (see Seq2SeqTask.train_step) ===
+
+    def decoder_states(self, source_ids, decoder_ids, training=None):
+        """`[B, T, E]` decoder outputs before the output projection."""
+        memory = _encode(self.parts, source_ids, training=training)
+        return _decoder_states(self.parts, decoder_ids, memory, training=training)
+
+    def project_states(self, states):
+        """Float32 logits `[..., V]` of decoder outputs `[..., E]`."""
+        return ops.cast(self.parts["output_projection"](states), "float32")
+
     def get_config(self):
         return {
             **self.task_config(),
@@ -152,11 +163,16 @@ def _encode(parts, source_ids, training):
     return {"mask": mask, "keys": keys, "values": (keys + e) * RESIDUAL_SCALE}
 
 
-def _decode(parts, decoder_ids, memory, training):
+def _decoder_states(parts, decoder_ids, memory, training):
+    """`[B, T, E]`: the decoder's output, dropped out, just before the output projection."""
     g = _embed(parts, parts["target_embedding"], parts["target_position"], decoder_ids, training)
     x = parts["decoder_in"](g)  # [B, T, H]
     for block in parts["decoder_blocks"]:
         x, _ = block(x, g, memory["keys"], memory["values"], memory_mask=memory["mask"],
                      training=training)
-    x = parts["dropout"](parts["decoder_out"](x), training=training)
-    return ops.cast(parts["output_projection"](x), "float32")
+    return parts["dropout"](parts["decoder_out"](x), training=training)
+
+
+def _decode(parts, decoder_ids, memory, training):
+    return ops.cast(parts["output_projection"](_decoder_states(parts, decoder_ids, memory,
+                                                               training)), "float32")

@@ -134,6 +134,17 @@ class RnnTranslator(Seq2SeqTask):
         """`[N]` ids -> `(logits [N, V] float32, state)`; `t` is unused (RNN state carries it)."""
         return self.graph_parts.step(token_ids, state, memory)
 
+    # === Training hooks (see Seq2SeqTask.train_step) ===
+
+    def decoder_states(self, source_ids, decoder_ids, training=None):
+        """`[B, T, U]` top decoder outputs before the output projection."""
+        memory = self.graph_parts.encode(source_ids, training)
+        return self.graph_parts.decoder_states(decoder_ids, memory, training)
+
+    def project_states(self, states):
+        """Float32 logits `[..., V]` of decoder outputs `[..., U]`."""
+        return self.graph_parts.project(states)
+
     def get_config(self):
         return {
             **self.task_config(),
@@ -181,6 +192,13 @@ class _Parts:
         return memory
 
     def decode(self, decoder_ids, memory, training):
+        return self.project(self.decoder_states(decoder_ids, memory, training))
+
+    def project(self, states):
+        return ops.cast(self.p["output_projection"](states), "float32")
+
+    def decoder_states(self, decoder_ids, memory, training):
+        """`[B, T, U]` top decoder outputs, before the output projection."""
         p = self.p
         x = p["dropout"](p["target_embedding"](decoder_ids), training=training)
         if self.arch == "attention":
@@ -193,7 +211,7 @@ class _Parts:
             for layer, decoder in enumerate(p["decoders"]):
                 h = decoder(h, initial_state=self._initial_list(memory["initial_state"], layer),
                             training=training)[0]
-        return ops.cast(p["output_projection"](h), "float32")
+        return h
 
     def _initial_list(self, state, layer=0):
         """The recurrent state of decoder `layer` (`h`, `c`, or `h_1`...), as Keras wants it."""

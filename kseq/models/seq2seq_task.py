@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from kseq.decoding import beam_search, greedy_search, sample
+from kseq.models.real_rows_train_step import real_rows_train_step
 from kseq.text import tokenizer_from_config
 from kseq.text.tokenizer import END_ID, START_ID
 
@@ -43,6 +44,12 @@ class Seq2SeqTask(keras.Model):
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(**config)
+
+    def train_step(self, data):
+        """Keras's step, with the output projection on real target rows only where it
+        cannot change a result (see `real_rows_train_step`)."""
+        logs = real_rows_train_step(self, data)
+        return super().train_step(data) if logs is None else logs
 
     def search_settings(self, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
                         max_length=None, min_length=0, coverage_penalty=0.0,

@@ -5,7 +5,6 @@ Shape letters: `B` batch, `S` source length, `T` target length, `E` width,
 """
 
 import keras
-import tensorflow as tf  # the train step's GradientTape and boolean_mask
 from keras import ops
 
 from kseq.layers.multi_head_self_attention import check_cache_room
@@ -13,7 +12,6 @@ from kseq.layers.position_embedding import LearnedPositionEmbedding, SinusoidalP
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
 from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
-from kseq.metrics.masked_cross_entropy import MaskedSparseCrossEntropy
 from kseq.models.seq2seq_task import Seq2SeqTask
 
 POSITIONS = {"sinusoidal": SinusoidalPositionEmbedding, "learned": LearnedPositionEmbedding}
@@ -170,44 +168,16 @@ class Translator(Seq2SeqTask):
         attention = ops.cast(ops.mean(weights, axis=1), state["attention"].dtype)
         return logits, {"cache": caches, "attention": attention}
 
-    # === Training ===
+    # === Training hooks (see Seq2SeqTask.train_step) ===
 
-    def train_step(self, data):
-        """Keras's train step, with the output projection on real target rows only.
+    def decoder_states(self, source_ids, decoder_ids, training=None):
+        """The last decoder block's output `[B, T, E]`, before the final norm and projection."""
+        memory, source_mask = _encode(self.parts, source_ids, training=training)
+        return _decoder_states(self.parts, decoder_ids, memory, source_mask, training=training)
 
-        The `[B, T, V]` projection is most of a step's work (E 256, V 15,000:
-        23 of the 32 MFLOP per target token), and rows whose label is padding
-        add nothing to the masked loss, so they are dropped before it. Keras's
-        own step runs instead wherever this could change a result: another
-        loss, sample weights, inputs not given as the usual dict, or XLA
-        (`jit_compile`, which needs static shapes).
-        """
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        loss = getattr(self, "loss", None)
-        if (sample_weight is not None or self.jit_compile or y is None
-                or not isinstance(loss, MaskedSparseCrossEntropy)
-                or not isinstance(x, dict) or set(x) != {"source_ids", "decoder_ids"}):
-            return super().train_step(data)
-        real = tf.not_equal(y, loss.pad_id)  # [B, T]
-        with tf.GradientTape() as tape:
-            memory, source_mask = _encode(self.parts, x["source_ids"], training=True)
-            hidden = _decoder_states(self.parts, x["decoder_ids"], memory, source_mask,
-                                     training=True)
-            logits = _project(self.parts, tf.boolean_mask(hidden, real))  # [R, V]
-            labels = tf.boolean_mask(y, real)  # [R]
-            total = self.compute_loss(x=x, y=labels, y_pred=logits, training=True)
-            scaled = self.optimizer.scale_loss(total) if self.optimizer else total
-        weights = self.trainable_weights
-        self.optimizer.apply_gradients(zip(tape.gradient(scaled, weights), weights))
-        self._track_loss(total, ops.shape(y)[0])
-        return self.compute_metrics(x, labels, logits)
-
-    def _track_loss(self, total, batch_size):
-        """Feeds the "loss" metric as Keras's step does (per replica, unscaled)."""
-        replicas = tf.distribute.get_strategy().num_replicas_in_sync
-        for metric in self.metrics:
-            if metric.name == "loss":
-                metric.update_state(total * replicas, sample_weight=batch_size)
+    def project_states(self, states):
+        """Float32 logits `[..., V]` of decoder states `[..., E]`."""
+        return _project(self.parts, states)
 
     # === Config ===
 
