@@ -19,13 +19,15 @@ def real_rows_train_step(model, data):
 
     `model` provides `decoder_states(source_ids, decoder_ids, training)` `[B, T, D]`
     and `project_states(states)` (float32 logits). None — the caller then runs
-    Keras's own step — wherever this step could change a result: a loss other
-    than `MaskedSparseCrossEntropy`, sample weights, inputs not given as the
-    `{"source_ids", "decoder_ids"}` dict, or `jit_compile` (XLA needs static shapes).
+    Keras's own step — for a model without those hooks, and wherever this step
+    could change a result: a loss other than `MaskedSparseCrossEntropy`, sample
+    weights, inputs not given as the `{"source_ids", "decoder_ids"}` dict, or
+    `jit_compile` (XLA needs static shapes).
     """
     x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
     loss = getattr(model, "loss", None)
-    if (sample_weight is not None or model.jit_compile or y is None
+    if (not hasattr(model, "decoder_states") or sample_weight is not None
+            or model.jit_compile or y is None
             or not isinstance(loss, MaskedSparseCrossEntropy)
             or not isinstance(x, dict) or set(x) != INPUT_NAMES):
         return None

@@ -1,8 +1,10 @@
-"""What every text-to-text task model shares: compiled search, translate, BLEU.
+"""What every text-to-text task model shares: compiled search, translate, BLEU, training.
 
 A subclass is a functional `keras.Model` that defines the step protocol
 (`encode`, `initial_state`, `step`) and holds `source_tokenizer`,
-`target_tokenizer`, `max_source_length` and `max_target_length`.
+`target_tokenizer`, `max_source_length` and `max_target_length`. With the
+training hooks `decoder_states` and `project_states` its train step projects
+only the real target rows (`real_rows_train_step`).
 """
 
 import logging
