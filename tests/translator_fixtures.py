@@ -1,4 +1,5 @@
-"""A tiny translator, and the same trained until it reproduces 20 pairs exactly."""
+"""A tiny translator, the same trained until it reproduces 20 pairs exactly, and
+twin models that compare kseq's real-rows train step with Keras's own."""
 
 import keras
 import numpy as np
