@@ -1,6 +1,7 @@
 """kseq's real-rows train step against Keras's own step on the same model: seconds per step.
 
     .venv/bin/python benchmarks/bench_real_rows_train_step.py [--steps 11] [--json out.json]
+    .venv/bin/python benchmarks/bench_real_rows_train_step.py --tiny   # seconds: what the test runs
 
 The model is `bench_translator.py`'s (1+1 layers, d 256, ff 2048, V 15,000,
 batch 64, keras-hub's layout); two copies with the same initial weights, one
@@ -41,6 +42,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=11, help="batches per setting (first untimed)")
     parser.add_argument("--json", help="also write the result here")
+    parser.add_argument("--tiny", action="store_true", help="bench_translator's tiny size")
     args = parser.parse_args(argv)
 
     import keras
@@ -48,7 +50,7 @@ def main(argv=None):
 
     import bench_translator as bench
 
-    size = bench.SIZES["default"]
+    size = bench.SIZES["tiny" if args.tiny else "default"]
     tokenizer, data, _ = bench.build_data(size)
     models = {}
     for name in ("kseq_real_rows", "keras_all_rows"):
