@@ -122,7 +122,7 @@ class ConvTranslator(Seq2SeqTask):
             x, window, weights = block.step(x, g, window, memory["keys"], memory["values"],
                                             memory["mask"])
             windows.append(window)
-        logits = ops.cast(p["output_projection"](p["decoder_out"](x)), "float32")
+        logits = _project(p, p["decoder_out"](x))
         return logits, {"windows": windows, "attention": ops.cast(weights, "float32")}
 
     # === Training hooks (see Seq2SeqTask.train_step) ===
@@ -134,7 +134,7 @@ class ConvTranslator(Seq2SeqTask):
 
     def project_states(self, states):
         """Float32 logits `[..., V]` of decoder outputs `[..., E]`."""
-        return ops.cast(self.parts["output_projection"](states), "float32")
+        return _project(self.parts, states)
 
     def get_config(self):
         return {
@@ -174,5 +174,9 @@ def _decoder_states(parts, decoder_ids, memory, training):
 
 
 def _decode(parts, decoder_ids, memory, training):
-    return ops.cast(parts["output_projection"](_decoder_states(parts, decoder_ids, memory,
-                                                               training)), "float32")
+    return _project(parts, _decoder_states(parts, decoder_ids, memory, training))
+
+
+def _project(parts, states):
+    """Float32 logits `[..., V]` of decoder outputs `[..., E]`: training, graph and step share it."""
+    return ops.cast(parts["output_projection"](states), "float32")

@@ -238,4 +238,4 @@ class _Parts:
                     new_state["c" + _suffix(layer)] = outputs[2]
             h = h[:, 0]
             new_state["attention"] = state["attention"]
-        return ops.cast(p["output_projection"](h), "float32"), new_state
+        return self.project(h), new_state
