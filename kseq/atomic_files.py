@@ -1,0 +1,99 @@
+"""Writes that a kill, a full disk or a second process can never leave half done.
+
+Every file kseq writes for later runs to trust (models, checkpoints, caches,
+run metadata) is written under a unique temporary name in the same folder and
+then moved over the final name with `os.replace`, which is atomic on one file
+system: a reader sees the old file or the new one, never a torn one. A failed
+write removes its temporary file and leaves the old file as it was.
+
+Example:
+>>> import os, tempfile
+>>> from kseq.atomic_files import atomic_path, atomic_write_text
+>>> folder = tempfile.mkdtemp()
+>>> atomic_write_text(os.path.join(folder, "a.txt"), "one\\n")
+>>> with atomic_path(os.path.join(folder, "b.txt")) as scratch:
+...     with open(scratch, "w") as handle:
+...         _ = handle.write("two\\n")
+>>> sorted(os.listdir(folder))
+['a.txt', 'b.txt']
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+
+# Temporary names start with this, so cleaners and listings can tell them apart.
+TEMPORARY_PREFIX = ".kseq-partial-"
+
+
+@contextlib.contextmanager
+def atomic_path(path, suffix=None):
+    """Yields a fresh temporary path beside `path`; on success it replaces `path`.
+
+    `suffix` defaults to the final name's extension (Keras insists on `.keras`
+    and `.weights.h5`). On any exception the temporary file is removed and the
+    exception propagates; `path` is untouched.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(path)
+    if suffix is None:
+        suffix = ".weights.h5" if name.endswith(".weights.h5") else os.path.splitext(name)[1]
+    handle, scratch = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=suffix, dir=folder)
+    os.close(handle)
+    try:
+        yield scratch
+        _fsync_file(scratch)
+        os.replace(scratch, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(scratch)
+        raise
+
+
+def atomic_write_text(path, text):
+    """Writes `text` (UTF-8) to `path` atomically."""
+    with atomic_path(path) as scratch:
+        with open(scratch, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def atomic_write_json(path, data):
+    """Writes `data` as indented JSON to `path` atomically."""
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Yields a hidden temporary folder beside `path`; on success it becomes `path`.
+
+    An existing `path` is replaced whole (moved aside, then deleted) so no
+    reader ever sees a mix of old and new files. On failure the temporary
+    folder is deleted and `path` is untouched.
+    """
+    parent = os.path.dirname(os.path.abspath(path))
+    scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
+    try:
+        yield scratch
+        if os.path.exists(path):
+            old = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
+            os.rmdir(old)
+            os.replace(path, old)
+            os.replace(scratch, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(scratch, path)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _fsync_file(path):
+    # Without fsync a power cut after os.replace can still leave an empty file.
+    with contextlib.suppress(OSError):
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
