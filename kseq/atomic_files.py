@@ -28,6 +28,17 @@ import tempfile
 TEMPORARY_PREFIX = ".kseq-partial-"
 
 
+def _current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp creates files readable by their owner only; a saved model should get the
+# permissions any other new file gets.
+FILE_MODE = 0o666 & ~_current_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(path, suffix=None):
     """Yields a fresh temporary path beside `path`; on success it replaces `path`.
@@ -45,6 +56,7 @@ def atomic_path(path, suffix=None):
     try:
         yield scratch
         _fsync_file(scratch)
+        os.chmod(scratch, FILE_MODE)
         os.replace(scratch, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -76,6 +88,7 @@ def atomic_directory(path):
     scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
     try:
         yield scratch
+        os.chmod(scratch, 0o777 & ~_current_umask())
         if os.path.exists(path):
             old = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
             os.rmdir(old)

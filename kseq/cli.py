@@ -1,10 +1,51 @@
-"""The `kseq` command: presets, train, translate, evaluate, export."""
+"""The `kseq` command: presets, train, translate, evaluate, export.
+
+Every error is one line, `kseq: error: ...`, with exit code 2: bad arguments
+(named, with the value received), unreadable files, failed writes, and a
+training loss that became NaN. `main(argv)` returns the exit code, so it also
+runs in-process.
+"""
 
 import argparse
 import json
 import logging
 import os
 import sys
+
+from kseq.errors import KseqError
+
+
+class _UsageError(Exception):
+    """argparse's complaint, turned into one line instead of usage text and `sys.exit`."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _UsageError(message)
+
+
+def _integer(minimum):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}. "
+                                             f"Received: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}. "
+                                             f"Received: {value}")
+        return value
+    return parse
+
+
+def _positive_number(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0. Received: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0. Received: {text}")
+    return value
 
 
 def _presets(args):
@@ -25,14 +66,30 @@ def _train(args):
 
 
 def _read_inputs(texts):
+    """Arguments, or stdin lines, as bytes: invalid UTF-8 becomes U+FFFD in the tokenizer
+    rather than failing the whole batch."""
     if texts:
-        return list(texts)
-    return [line.rstrip("\n") for line in sys.stdin]
+        return [os.fsencode(text) for text in texts]
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream (tests replace stdin with StringIO)
+        return [line.rstrip("\r\n").encode("utf-8", "surrogatepass") for line in sys.stdin]
+    return [line.rstrip(b"\r\n") for line in stream]
+
+
+def _check_plot_folder(folder):
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise KseqError(f"--plot-attention must name a folder, not a file. "
+                        f"Received: --plot-attention {folder}")
 
 
 def _translate(args):
     from kseq.training import load_trained
 
+    if args.n_best > args.beam:
+        raise KseqError(f"--n-best must be <= --beam. Received: --n-best {args.n_best}, "
+                        f"--beam {args.beam}")
+    if args.plot_attention:
+        _check_plot_folder(args.plot_attention)
     model = load_trained(args.model_dir)
     texts = _read_inputs(args.texts)
     outputs = model.translate(texts, beam_size=args.beam, n_best=args.n_best)
@@ -41,62 +98,83 @@ def _translate(args):
     if args.plot_attention:
         os.makedirs(args.plot_attention, exist_ok=True)
         for index, text in enumerate(texts):
-            model.plot_attention(text, os.path.join(args.plot_attention, f"{index:04d}.png"))
+            model.plot_attention(text.decode("utf-8", "replace"),
+                                 os.path.join(args.plot_attention, f"{index:04d}.png"))
         print(f"attention plots in {args.plot_attention}", file=sys.stderr)
 
 
-def _evaluate(args):
+def _evaluation_pairs(model_dir, data):
+    """`--data` as a TSV file, or the test/valid split of the data the run trained on."""
     from kseq import zoo
     from kseq.data.parallel_text import read_tsv
+    from kseq.run_folder import RunFolder
+    from kseq.training import load_data
+
+    if os.path.isfile(data):
+        pairs, _ = read_tsv(data)
+        if not pairs:
+            raise KseqError(f"No usable `source<TAB>reference` lines. Received: --data {data}")
+        return pairs
+    run = RunFolder(model_dir)
+    recipe_path = run.file("recipe.json")
+    if data not in ("test", "valid") or not os.path.isfile(recipe_path):
+        raise KseqError("--data must be a TSV file, or 'test'/'valid' for a model "
+                        f"trained by `kseq train`. Received: --data {data}")
+    recipe = zoo.load_recipe(recipe_path)
+    return load_data(recipe, run.recorded_data_source())[data]
+
+
+def _evaluate(args):
     from kseq.training import load_trained
 
     model = load_trained(args.model_dir)
-    if os.path.isfile(args.data):
-        pairs, _ = read_tsv(args.data)
-    else:
-        recipe_path = os.path.join(args.model_dir, "recipe.json")
-        if args.data not in ("test", "valid") or not os.path.isfile(recipe_path):
-            raise FileNotFoundError("--data must be a TSV file, or 'test'/'valid' for a model "
-                                    f"trained by `kseq train`. Received: --data {args.data}")
-        with open(recipe_path, encoding="utf-8") as handle:
-            pairs = zoo.build_data(json.load(handle))[args.data]
-    result = model.evaluate_bleu(pairs[: args.limit] if args.limit else pairs,
-                                 beam_size=args.beam)
+    pairs = _evaluation_pairs(args.model_dir, args.data)
+    if args.limit:
+        pairs = pairs[: args.limit]
+    if not pairs:
+        raise KseqError(f"The {args.data} split is empty. Received: --data {args.data}")
+    result = model.evaluate_bleu(pairs, beam_size=args.beam)
     print(json.dumps({k: v for k, v in result.items() if k != "hypotheses"}, indent=2))
 
 
 def _export(args):
-    from kseq.export import serving_layout
+    from kseq.export import export_to_serving_layout
     from kseq.training import load_trained
 
-    model = load_trained(args.model_dir)
+    if args.n_best > args.beam:
+        raise KseqError(f"--n-best must be <= --beam. Received: --n-best {args.n_best}, "
+                        f"--beam {args.beam}")
     base, name = os.path.split(os.path.normpath(args.output))
-    if not name:
-        raise ValueError(f"--output must be BASE/NAME. Received: --output {args.output}")
-    version_dir = serving_layout(base or ".", name, args.version)
-    model.export(version_dir, beam_size=args.beam, n_best=args.n_best, xla=args.xla)
+    if not name or name in (".", ".."):
+        raise KseqError(f"--output must be BASE/NAME. Received: --output {args.output}")
+    model = load_trained(args.model_dir)
+    version_dir = export_to_serving_layout(model, base or ".", name, args.version,
+                                           beam_size=args.beam, n_best=args.n_best,
+                                           xla=args.xla)
     print(f"exported {version_dir} (models.config in {base or '.'})")
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="kseq", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="kseq", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     commands.add_parser("presets", help="list the named presets").set_defaults(run=_presets)
 
     train = commands.add_parser("train", help="train (or resume) a model from a recipe")
     train.add_argument("recipe", help="preset name or recipe JSON file")
     train.add_argument("--output", required=True, help="output folder (resumes if it exists)")
     train.add_argument("--data", help="a source<TAB>target file instead of the recipe's data")
-    train.add_argument("--epochs", type=int)
-    train.add_argument("--minutes", type=float, help="stop after this much training time")
-    train.add_argument("--save-every", type=int, default=50, help="checkpoint every N steps")
+    train.add_argument("--epochs", type=_integer(1))
+    train.add_argument("--minutes", type=_positive_number,
+                       help="stop after this much training time")
+    train.add_argument("--save-every", type=_integer(1), default=50,
+                       help="checkpoint every N steps")
     train.set_defaults(run=_train)
 
     translate = commands.add_parser("translate", help="translate arguments or stdin lines")
     translate.add_argument("model_dir")
     translate.add_argument("texts", nargs="*")
-    translate.add_argument("--beam", type=int, default=4)
-    translate.add_argument("--n-best", type=int, default=1)
+    translate.add_argument("--beam", type=_integer(1), default=4)
+    translate.add_argument("--n-best", type=_integer(1), default=1)
     translate.add_argument("--plot-attention", metavar="DIR",
                            help="also write one alignment PNG per input (greedy)")
     translate.set_defaults(run=_translate)
@@ -104,16 +182,16 @@ def build_parser():
     evaluate = commands.add_parser("evaluate", help="BLEU / chrF with sacrebleu's signature")
     evaluate.add_argument("model_dir")
     evaluate.add_argument("--data", required=True, help="TSV file, or test/valid")
-    evaluate.add_argument("--beam", type=int, default=4)
-    evaluate.add_argument("--limit", type=int)
+    evaluate.add_argument("--beam", type=_integer(1), default=4)
+    evaluate.add_argument("--limit", type=_integer(1), help="score the first N pairs")
     evaluate.set_defaults(run=_evaluate)
 
     export = commands.add_parser("export", help="write a TF Serving SavedModel")
     export.add_argument("model_dir")
     export.add_argument("--output", required=True, help="BASE/NAME; writes BASE/NAME/VERSION")
-    export.add_argument("--version", type=int, help="default: the next free number")
-    export.add_argument("--beam", type=int, default=4)
-    export.add_argument("--n-best", type=int, default=1)
+    export.add_argument("--version", type=_integer(1), help="default: the next free number")
+    export.add_argument("--beam", type=_integer(1), default=4)
+    export.add_argument("--n-best", type=_integer(1), default=1)
     export.add_argument("--xla", action="store_true",
                         help="compile the search with XLA (TF Serving needs "
                              "--xla_cpu_compilation_enabled)")
@@ -121,14 +199,24 @@ def build_parser():
     return parser
 
 
+def _one_line(error):
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    """Runs one command; returns the exit code (0, or 2 after a one-line error)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     logging.basicConfig(level=logging.WARNING, format="kseq: %(message)s")
     try:
+        args = build_parser().parse_args(argv)
         args.run(args)
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        print(f"kseq: error: {error}", file=sys.stderr)
+    except _UsageError as error:
+        print(f"kseq: error: {_one_line(error)}", file=sys.stderr)
+        return 2
+    except (KseqError, ValueError, OSError, ImportError) as error:
+        # OSError covers read-only folders, a file where a folder belongs, a full disk.
+        print(f"kseq: error: {_one_line(error)}", file=sys.stderr)
         return 2
     return 0
 

@@ -1,27 +1,48 @@
-"""Training a translator from a recipe, resumable, with progress and BLEU per epoch.
+"""Training a translator from a recipe: resumable, exact, and unable to lose a model.
 
-An output folder holds `recipe.json`, `model_config.json` (vocabularies
-included, so a restart builds the same model), `backup/` (weights, optimizer
-state and position, written every `save_every_steps` steps by Keras's
-`BackupAndRestore`), `history.csv`, `curves.png` (loss and validation BLEU,
-redrawn every epoch), and at the end `model.keras`. Training into a folder that
-already holds `model.keras` continues from it (weights, optimizer state and
-step counter, so the learning-rate schedule goes on) for the new epochs or
-minutes, rather than starting over and overwriting it.
+An output folder holds `recipe.json`, `data_source.json` (what it trained on),
+`model_config.json` (vocabularies included, so a restart builds the same
+model), `backup/` (checkpoints every `save_every_steps` steps: weights,
+optimizer state and step counter, see `kseq.training_checkpoints`),
+`history.csv`, `curves.png` (loss and validation BLEU, redrawn every epoch),
+and at the end `model.keras`.
+
+- **Resume continues the data.** Epoch `e` is shuffled with a seed made of
+  the recipe's seed and `e`, and every epoch has the same number of batches,
+  so optimizer step `s` is batch `s % n` of epoch `s // n`. Started again after
+  a kill, a run restores the newest valid checkpoint and trains the remaining
+  batches of that epoch, then the rest: the same steps, in the same order, as
+  a run that was never interrupted.
+- **Nothing is lost.** Every file is written under a temporary name and moved
+  into place; `backup/` is deleted only after `model.keras` was saved; a bad
+  checkpoint falls back to the previous one; a full disk stops the run with
+  one line and keeps the last checkpoint.
+- **A non-finite loss stops the run** at the first bad step with a
+  `KseqError`; no model is saved, and the last finite checkpoint stays.
+- **Continuing a finished run**: training into a folder holding `model.keras`
+  continues from it (weights, optimizer state, step counter), finishing an
+  epoch a time budget interrupted and then `epochs` more.
 """
 
-import csv
 import hashlib
 import json
 import os
-import time
 
 import keras
 
 from kseq import zoo
+from kseq.arguments import check_float, check_int
+from kseq.atomic_files import atomic_path, atomic_write_json
+from kseq.data.bucketing import bucket_by_length, filter_by_length
+from kseq.data.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
 from kseq.data.parallel_text import read_tsv
+from kseq.errors import KseqError
 from kseq.metrics.bleu_callback import BleuCallback
 from kseq.models.translator_preprocessor import TranslatorPreprocessor
+from kseq.recipe_checks import check_recipe
+from kseq.run_folder import RunFolder, check_output_folder
+from kseq.training_callbacks import Checkpointing, NonFiniteLossGuard, TimeBudget
+from kseq.training_checkpoints import CheckpointStore, ensure_optimizer_built
 from kseq.training_curves import TrainingCurves
 
 
@@ -36,117 +57,215 @@ def split_pairs(pairs, valid_percent=2, test_percent=2):
     return splits
 
 
-def load_data(recipe, data_path=None):
-    """Pairs from a TSV file (split by hash) or from the recipe's builder."""
-    if data_path:
-        if not os.path.isfile(data_path):
-            raise FileNotFoundError(f"No such data file. Received: --data {data_path}")
-        pairs, _ = read_tsv(data_path)
-        if not pairs:
-            raise ValueError(f"No usable `source<TAB>target` lines. Received: {data_path}")
-        return split_pairs(pairs)
-    if "data" not in recipe:
-        raise ValueError("This recipe names no data builder: pass --data FILE.tsv. "
-                         "Received: no data")
-    return zoo.build_data(recipe)
+def load_data(recipe, data_source=None):
+    """Splits from a data source (`RunFolder.resolve_data_source`), a TSV path, or the recipe."""
+    if isinstance(data_source, (str, os.PathLike)):
+        data_source = {"kind": "file", "path": os.fspath(data_source)}
+    if data_source is None or data_source["kind"] == "builder":
+        if "data" not in recipe:
+            raise KseqError("This recipe names no data builder: pass --data FILE.tsv. "
+                            "Received: no data")
+        return zoo.build_data(recipe)
+    path = data_source["path"]
+    if not os.path.isfile(path):
+        raise KseqError(f"No such data file. Received: --data {path}")
+    pairs, _ = read_tsv(path)
+    if not pairs:
+        raise KseqError(f"No usable `source<TAB>target` lines. Received: {path}")
+    return split_pairs(pairs)
 
 
-class ResumeReport(keras.callbacks.Callback):
-    """Says where training starts: step 0, or the step restored from `backup/`."""
-
-    def on_train_begin(self, logs=None):
-        step = int(self.model.optimizer.iterations.numpy())
-        print(f"resuming at step {step}" if step else "starting at step 0", flush=True)
+def _new_model(recipe, splits):
+    return zoo.translator(recipe["model"].get("arch", "transformer"),
+                          train_pairs=splits["train"], recipe=recipe,
+                          **{k: v for k, v in recipe["model"].items() if k != "arch"})
 
 
-class TimeBudget(keras.callbacks.Callback):
-    """Stops training cleanly once `minutes` of wall-clock time have passed."""
-
-    def __init__(self, minutes):
-        super().__init__()
-        self.seconds = minutes * 60
-        self.started = None
-
-    def on_train_begin(self, logs=None):
-        self.started = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if time.perf_counter() - self.started > self.seconds:
-            self.model.stop_training = True
-
-
-def _model_for(output_dir, recipe, splits):
-    finished = os.path.join(output_dir, "model.keras")
-    if os.path.isfile(finished):  # a finished run trains further instead of starting over
-        model = keras.saving.load_model(finished)  # weights, optimizer state, step counter
-        print(f"continuing from {finished} (step {int(model.optimizer.iterations.numpy())})",
-              flush=True)
-        return model
-    config_path = os.path.join(output_dir, "model_config.json")
-    if os.path.isfile(config_path):  # a restart: same vocabularies, same shapes
+def _model_from_config(run, recipe):
+    config_path = run.file("model_config.json")
+    try:
         with open(config_path, encoding="utf-8") as handle:
             config = json.load(handle)
-        model = zoo.model_class_for_config(config).from_config(config)
-        return zoo.compile_translator(model, recipe.get("training", {}))
-    model = zoo.translator(recipe["model"].get("arch", "transformer"),
-                           train_pairs=splits["train"], recipe=recipe,
-                           **{k: v for k, v in recipe["model"].items() if k != "arch"})
-    with open(config_path, "w", encoding="utf-8") as handle:
-        json.dump(model.get_config(), handle)
-    return model
+    except (OSError, ValueError) as error:
+        raise KseqError(f"{config_path} is unreadable ({error}); train into a new --output. "
+                        f"Received: {config_path}") from None
+    model = zoo.model_class_for_config(config).from_config(config)
+    return zoo.compile_translator(model, recipe.get("training", {}))
 
 
-def _logged_rows(output_dir):
-    """Epoch rows already in `history.csv` (a resumed run keeps drawing the same curves)."""
-    path = os.path.join(output_dir, "history.csv")
+def load_trained(model_dir):
+    """Loads `model_dir/model.keras` (or a `.keras` path) with a clear error when missing or bad."""
+    path = model_dir if str(model_dir).endswith(".keras") else os.path.join(model_dir, "model.keras")
     if not os.path.isfile(path):
-        return []
-    with open(path, encoding="utf-8", newline="") as handle:
-        return [{k: float(v) for k, v in row.items() if k != "epoch" and v not in ("", None)}
-                for row in csv.DictReader(handle)]
+        raise KseqError(f"No trained model here: expected {path}. Received: {model_dir}")
+    try:
+        return keras.saving.load_model(path)
+    except Exception as error:  # a torn zip gives "File not found" from deep inside Keras
+        raise KseqError(f"{path} is not a readable Keras model ({_first_line(error)}); it may "
+                        f"be truncated. Received: {path}") from None
+
+
+def _first_line(error):
+    lines = str(error).strip().splitlines()
+    return (lines[0] if lines else type(error).__name__)[:200]
+
+
+class _Start:
+    """Where a run starts: the model, its position, and what it was resumed from."""
+
+    def __init__(self, model, checkpoint=None, continued=False):
+        self.model, self.checkpoint, self.continued = model, checkpoint, continued
+
+
+def _start(run, recipe, splits, store):
+    """A new model, the newest valid checkpoint, or the finished `model.keras`."""
+    checkpoint = store.latest()
+    if checkpoint is not None:
+        if os.path.isfile(run.file("model_config.json")):
+            model = _model_from_config(run, recipe)
+        else:
+            model = load_trained(run.path)
+        store.load(model, checkpoint)
+        return _Start(model, checkpoint=checkpoint)
+    if os.path.isfile(run.model_path):
+        return _Start(load_trained(run.path), continued=True)
+    if store.steps():
+        raise KseqError(f"No usable checkpoint in {store.folder} (see above) and no model.keras; "
+                        f"train into a new --output. Received: {run.path}")
+    return _Start(_new_model(recipe, splits))
+
+
+def _target_epochs(start, epochs, recipe_epochs, position):
+    if start.checkpoint is not None:
+        return start.checkpoint["target_epochs"]
+    epoch, batch = position
+    if start.continued:  # finish an interrupted epoch, then `epochs` more
+        return epoch + (1 if batch else 0) + (epochs or recipe_epochs)
+    return epochs or recipe_epochs
+
+
+def _save_final(model, run, store):
+    try:
+        with atomic_path(run.model_path) as scratch:
+            model.save(scratch)
+    except Exception as error:
+        raise KseqError(f"Could not save {run.model_path} ({_first_line(error)}); the last "
+                        f"checkpoint in {store.folder} is kept and the same command finishes "
+                        f"the save. Received: {run.path}") from None
+    store.clear()  # only now: a kill during the save above resumes from the checkpoint
 
 
 def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
           save_every_steps=50, overrides=None, verbose=1, extra_callbacks=()):
     """Trains (or resumes) into `output_dir`; returns `(model, splits, bleu_history)`.
 
-    `extra_callbacks` are Keras callbacks run after kseq's own.
+    Args:
+        recipe_name: a preset name or a recipe JSON file.
+        output_dir: the run folder; resumes or continues when it holds a run.
+        data_path: a `source<TAB>target` file instead of the recipe's data.
+        epochs: epochs to train to (a new or resumed run) or to add (a finished run).
+        minutes: stop after this much training time (the model is saved).
+        save_every_steps: checkpoint interval in optimizer steps.
+        overrides: recipe overrides, merged right-most wins.
+        extra_callbacks: Keras callbacks run after kseq's own.
+
+    Raises:
+        KseqError: for a bad argument or recipe value, a write that failed, or
+            a non-finite loss.
     """
+    epochs = check_int("epochs", epochs, allow_none=True)
+    minutes = check_float("minutes", minutes, minimum=0.0, exclusive_minimum=True,
+                          allow_none=True)
+    save_every_steps = check_int("save_every_steps", save_every_steps)
     recipe = zoo.merge(zoo.load_recipe(recipe_name), overrides)
-    os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, "recipe.json"), "w", encoding="utf-8") as handle:
-        json.dump(recipe, handle, indent=2)
-    splits = load_data(recipe, data_path)
-    model = _model_for(output_dir, recipe, splits)
+    check_recipe(recipe)
+    check_output_folder(output_dir)
+    run = RunFolder(output_dir)
+    source = run.resolve_data_source(data_path, recipe)
+    splits = load_data(recipe, source)
     training = recipe.get("training", {})
+    seed = training.get("seed", 0)
+    keras.utils.set_random_seed(seed)  # the same recipe builds the same initial weights
+    store = CheckpointStore(run.backup_folder)
+    start = _start(run, recipe, splits, store)
+    model = start.model
     preprocessor = TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
                                           model.max_source_length, model.max_target_length)
-    dataset = preprocessor.training_dataset(
-        splits["train"], training.get("boundaries", [16, 32, 48, 64]),
-        batch_size=training.get("batch_size"), token_budget=training.get("token_budget"))
+    boundaries = training.get("boundaries", [16, 32, 48, 64])
+    table = ExampleTable(preprocessor.tokenized(splits["train"]).apply(
+        filter_by_length(max(boundaries))))
+    batcher = bucket_by_length(boundaries, training.get("batch_size"),
+                               training.get("token_budget"))
+    steps_per_epoch = count_batches(table, batcher)
+    if steps_per_epoch == 0:
+        raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "
+                        f"Received: {len(splits['train'])} training pairs")
+    ensure_optimizer_built(model)
+    step = int(model.optimizer.iterations.numpy())
+    position = divmod(step, steps_per_epoch)
+    target = _target_epochs(start, epochs, training.get("epochs", 10), position)
+
+    # Everything is validated and built: only now does the folder get written.
+    os.makedirs(output_dir, exist_ok=True)
+    atomic_write_json(run.file("recipe.json"), recipe)
+    run.record_data_source(source)
+    if not os.path.isfile(run.file("model_config.json")):
+        atomic_write_json(run.file("model_config.json"), model.get_config())
+    _report_start(run, start, step, position, target)
+
+    guard = NonFiniteLossGuard()
+    budget = TimeBudget(minutes) if minutes else None
     bleu = BleuCallback(splits["valid"], subset=training.get("bleu_subset", 200),
                         verbose=bool(verbose))
-    callbacks = [
-        # Two checkpoints: a kill in the middle of a write falls back to the previous one.
-        keras.callbacks.BackupAndRestore(os.path.join(output_dir, "backup"),
-                                         save_freq=save_every_steps, double_checkpoint=True),
-        ResumeReport(),
-        bleu,
-        TrainingCurves(os.path.join(output_dir, "curves.png"), _logged_rows(output_dir)),
-        keras.callbacks.CSVLogger(os.path.join(output_dir, "history.csv"), append=True),
-    ]
-    if minutes:
-        callbacks.append(TimeBudget(minutes))
+    callbacks = [guard, Checkpointing(store, save_every_steps, steps_per_epoch, target, guard),
+                 bleu, TrainingCurves(run.file("curves.png"), run.logged_rows()),
+                 keras.callbacks.CSVLogger(run.file("history.csv"), append=True)]
+    callbacks += [budget] if budget else []
     callbacks += list(extra_callbacks)
-    model.fit(dataset, epochs=epochs or training.get("epochs", 10), callbacks=callbacks,
-              verbose=verbose)
-    model.save(os.path.join(output_dir, "model.keras"))
+
+    def stream(first, stop, skip):
+        return epoch_ordered_batches(table, batcher, seed, (first, stop), skip)
+
+    _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
+              stopped=lambda: guard.bad_step is not None or (budget and budget.expired))
+    if guard.bad_step is not None:
+        kept = store.latest()
+        raise KseqError(
+            f"The loss became {guard.bad_loss} at step {guard.bad_step}; training stopped and "
+            f"no model was saved. " + (f"The last finite checkpoint (step {kept['step']}) is in "
+                                       f"{store.folder}. " if kept else "")
+            + "Lower the learning rate or check the data. Received: "
+            f"training.peak_learning_rate={training.get('peak_learning_rate')}")
+    _save_final(model, run, store)
     return model, splits, bleu.history
 
 
-def load_trained(model_dir):
-    """Loads `model_dir/model.keras` (or a `.keras` path) with a clear error when missing."""
-    path = model_dir if str(model_dir).endswith(".keras") else os.path.join(model_dir, "model.keras")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"No trained model here: expected {path}. Received: {model_dir}")
-    return keras.saving.load_model(path)
+def _report_start(run, start, step, position, target):
+    epoch, batch = position
+    where = f"step {step} (epoch {epoch + 1}, batch {batch}; training to epoch {target})"
+    if start.checkpoint is not None:
+        print(f"resuming at {where}", flush=True)
+    elif start.continued:
+        print(f"continuing from {run.model_path} at {where}", flush=True)
+    else:
+        print(f"starting at {where}", flush=True)
+
+
+def _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose, stopped):
+    """Trains from `(epoch, batch)` to the end of epoch `target - 1`.
+
+    An interrupted epoch is finished by its own `fit` call (its remaining
+    batches), so Keras's epoch boundaries stay those of the data.
+    """
+    epoch, batch = position
+    if epoch >= target:
+        return
+    if batch:
+        model.fit(stream(epoch, epoch + 1, batch), initial_epoch=epoch, epochs=epoch + 1,
+                  steps_per_epoch=steps_per_epoch - batch, callbacks=callbacks, verbose=verbose,
+                  shuffle=False)
+        epoch += 1
+        if stopped() or epoch >= target:
+            return
+    model.fit(stream(epoch, target, 0), initial_epoch=epoch, epochs=target,
+              steps_per_epoch=steps_per_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)

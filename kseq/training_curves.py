@@ -4,6 +4,8 @@ import sys
 
 import keras
 
+from kseq.atomic_files import atomic_path
+
 
 def plot_curves(rows, path):
     """Draws `loss` (and `val_bleu` when present) per epoch from `rows` (dicts); writes `path`.
@@ -32,8 +34,11 @@ def plot_curves(rows, path):
         bleu_axes.plot(epochs, [row["val_bleu"] for row in rows], "s-", color="tab:orange")
         bleu_axes.set_ylabel("validation BLEU", color="tab:orange")
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    try:
+        with atomic_path(path) as scratch:  # a kill mid-write never leaves a torn PNG
+            figure.savefig(scratch, dpi=100, format="png")
+    finally:
+        plt.close(figure)
 
 
 class TrainingCurves(keras.callbacks.Callback):
@@ -55,7 +60,11 @@ class TrainingCurves(keras.callbacks.Callback):
         try:
             plot_curves(self.rows, self.path)
         except ImportError:
-            if not self.warned:
-                print("training curves skipped: matplotlib missing (pip install 'kseq[plot]')",
-                      file=sys.stderr)
-                self.warned = True
+            self._warn_once("matplotlib missing (pip install 'kseq[plot]')")
+        except OSError as error:  # a full disk costs the picture, not the run
+            self._warn_once(f"cannot write {self.path} ({error})")
+
+    def _warn_once(self, reason):
+        if not self.warned:
+            print(f"training curves skipped: {reason}", file=sys.stderr)
+            self.warned = True

@@ -14,7 +14,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from kseq.arguments import check_choice, check_float, check_int, check_texts
 from kseq.decoding import beam_search, greedy_search, sample
+from kseq.decoding.length_penalty import LENGTH_PENALTIES
+from kseq.errors import KseqError
 from kseq.models.real_rows_train_step import real_rows_train_step
 from kseq.text import tokenizer_from_config
 from kseq.text.tokenizer import END_ID, START_ID
@@ -57,14 +60,31 @@ class Seq2SeqTask(keras.Model):
                         max_length=None, min_length=0, coverage_penalty=0.0,
                         no_repeat_ngram_size=0, sampling=False, temperature=1.0, top_k=0,
                         top_p=1.0, seed=None):
-        """The full, validated search configuration (a hashable tuple of items)."""
-        max_length = max_length or self.max_target_length
-        if max_length > self.max_target_length:
-            raise ValueError(f"`max_length` must be <= max_target_length={self.max_target_length}."
-                             f" Received: max_length={max_length}")
+        """The full, validated search configuration (a hashable tuple of items).
+
+        Every argument is checked here, before tracing, so a bad value gives one
+        `KseqError` line instead of an autograph listing. `max_length=None` means
+        `max_target_length`.
+        """
+        beam_size = check_int("beam_size", beam_size)
+        n_best = check_int("n_best", n_best)
+        max_length = check_int("max_length", max_length, maximum=self.max_target_length,
+                               allow_none=True) or self.max_target_length
+        min_length = check_int("min_length", min_length, minimum=0, maximum=max_length)
+        check_choice("length_penalty", length_penalty, LENGTH_PENALTIES)
+        alpha = check_float("alpha", alpha)
+        coverage_penalty = check_float("coverage_penalty", coverage_penalty, minimum=0.0)
+        no_repeat_ngram_size = check_int("no_repeat_ngram_size", no_repeat_ngram_size, minimum=0)
+        if not isinstance(sampling, bool):
+            raise KseqError(f"`sampling` must be True or False. Received: sampling={sampling!r}")
+        temperature = check_float("temperature", temperature, minimum=0.0,
+                                  exclusive_minimum=True)
+        top_k = check_int("top_k", top_k, minimum=0)
+        top_p = check_float("top_p", top_p, minimum=0.0, maximum=1.0, exclusive_minimum=True)
+        seed = check_int("seed", seed, minimum=0, allow_none=True)
         if n_best > 1 and (sampling or beam_size < n_best):
-            raise ValueError(f"`n_best` needs beam search with beam_size >= n_best. "
-                             f"Received: n_best={n_best}, beam_size={beam_size}")
+            raise KseqError(f"`n_best` needs beam search with beam_size >= n_best. "
+                            f"Received: n_best={n_best}, beam_size={beam_size}")
         return tuple(sorted(dict(
             beam_size=beam_size, length_penalty=length_penalty, alpha=alpha, n_best=n_best,
             max_length=max_length, min_length=min_length, coverage_penalty=coverage_penalty,
@@ -127,10 +147,11 @@ class Seq2SeqTask(keras.Model):
         output comes back in input order. `beam_size=1` is greedy search;
         `sampling=True` (with `temperature`, `top_k`, `top_p`, `seed`) samples.
         Inputs longer than `max_source_length` tokens are truncated with a warning.
+        `str` or UTF-8 `bytes` items are accepted; invalid UTF-8 (or a lone
+        surrogate in a `str`) becomes U+FFFD, as in the exported model.
         """
-        if isinstance(texts, str):
-            raise ValueError(f"`texts` must be a list of strings. Received: texts={texts!r}")
-        texts = list(texts)
+        texts = check_texts("texts", texts)
+        batch_size = check_int("batch_size", batch_size)
         if not texts:
             return []
         settings = self.search_settings(beam_size, length_penalty, alpha, n_best, **search_options)
@@ -166,8 +187,13 @@ class Seq2SeqTask(keras.Model):
             pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]
         pairs = list(pairs)
         if not pairs:
-            raise ValueError("evaluate_bleu needs at least one (source, reference) pair. "
-                             "Received: 0 pairs")
+            raise KseqError("evaluate_bleu needs at least one (source, reference) pair. "
+                            "Received: 0 pairs")
+        for index, pair in enumerate(pairs):
+            if (not isinstance(pair, (tuple, list)) or len(pair) != 2
+                    or not all(isinstance(x, str) for x in pair)):
+                raise KseqError(f"`pairs` must hold (source, reference) string pairs; item "
+                                f"{index} is not one. Received: pairs[{index}]={pair!r}")
         sources = [s for s, _ in pairs]
         references = [t for _, t in pairs]
         hypotheses = self.translate(sources, beam_size=beam_size, **translate_options)

@@ -1,0 +1,95 @@
+"""Checks for numeric and text arguments at kseq's boundaries (API and CLI).
+
+Each check returns the value (converted where that is lossless) or raises
+`KseqError` with one line that names the argument, says what was expected and
+ends with `Received: name=value`. `bool` is never accepted as a number
+(`True` is an `int` in Python, but `beam_size=True` is a mistake).
+
+Example:
+>>> from kseq.arguments import check_int
+>>> check_int("beam_size", 4)
+4
+>>> check_int("beam_size", 0)
+Traceback (most recent call last):
+...
+kseq.errors.KseqError: `beam_size` must be an integer >= 1. Received: beam_size=0
+"""
+
+import math
+import numbers
+
+from kseq.errors import KseqError
+
+
+def _fail(name, expected, value):
+    raise KseqError(f"`{name}` must be {expected}. Received: {name}={value!r}")
+
+
+def check_int(name, value, minimum=1, maximum=None, allow_none=False):
+    """An integer in `[minimum, maximum]` (numpy integers too; not bool, not 2.5)."""
+    if value is None and allow_none:
+        return None
+    expected = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
+    if allow_none:
+        expected += " or None"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        _fail(name, expected, value)
+    if value < minimum or (maximum is not None and value > maximum):
+        _fail(name, expected, value)
+    return int(value)
+
+
+def check_float(name, value, minimum=None, maximum=None, exclusive_minimum=False,
+                allow_none=False):
+    """A finite real number in the given range (`exclusive_minimum` makes it `> minimum`)."""
+    if value is None and allow_none:
+        return None
+    bounds = []
+    if minimum is not None:
+        bounds.append(f"{'>' if exclusive_minimum else '>='} {minimum}")
+    if maximum is not None:
+        bounds.append(f"<= {maximum}")
+    expected = "a finite number" + (" " + " and ".join(bounds) if bounds else "")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _fail(name, expected, value)
+    value = float(value)
+    if not math.isfinite(value):
+        _fail(name, expected, value)
+    if minimum is not None and (value < minimum or (exclusive_minimum and value == minimum)):
+        _fail(name, expected, value)
+    if maximum is not None and value > maximum:
+        _fail(name, expected, value)
+    return value
+
+
+def check_choice(name, value, choices):
+    """One of `choices` (compared with `==`)."""
+    if value not in choices:
+        _fail(name, f"one of {list(choices)}", value)
+    return value
+
+
+def check_texts(name, texts):
+    """A list (or tuple) of `str` or `bytes`; a single string is refused (a common slip).
+
+    Returns a list of UTF-8 `bytes`. A `str` holding a lone surrogate is
+    encoded with `surrogatepass` (invalid UTF-8), which the tokenizer replaces
+    with U+FFFD, as the exported model does for invalid bytes.
+    """
+    if isinstance(texts, (str, bytes)) or texts is None:
+        _fail(name, "a list of strings", texts)
+    try:
+        items = list(texts)
+    except TypeError:
+        _fail(name, "a list of strings", texts)
+    encoded = []
+    for index, text in enumerate(items):
+        if isinstance(text, str):
+            encoded.append(text.encode("utf-8", "surrogatepass"))
+        elif isinstance(text, bytes):
+            encoded.append(text)
+        else:
+            raise KseqError(f"`{name}` must hold only strings; item {index} is "
+                            f"{type(text).__name__}. Received: {name}[{index}]={text!r}")
+    return encoded
+

@@ -1,0 +1,129 @@
+"""The files of a `kseq train` output folder, and the data source it was trained on.
+
+`data_source.json` records what a run trained on: a TSV file (absolute path
+and SHA-256) or the recipe's data builder. A resumed or continued run, and
+`kseq evaluate --data test|valid`, use the recorded source; passing another
+one is refused with a message instead of silently switching data. Folders
+written before this file existed fall back to the recipe's builder.
+
+Example:
+>>> import tempfile
+>>> from kseq.run_folder import RunFolder
+>>> run = RunFolder(tempfile.mkdtemp())
+>>> source = run.resolve_data_source(None, {"data": {"builder": "numbers"}})
+>>> source["kind"], run.recorded_data_source()
+('builder', None)
+"""
+
+import csv
+import json
+import os
+
+from kseq.atomic_files import atomic_write_json
+from kseq.errors import KseqError
+from kseq.training_checkpoints import file_sha256
+
+
+def check_output_folder(path):
+    """`path` must be a folder or not exist yet; a file there is refused."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise KseqError(f"The output must be a folder, not a file. Received: --output {path}")
+    parent = os.path.dirname(os.path.abspath(path))
+    probe = path if os.path.isdir(path) else parent
+    while probe and not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if probe and not os.access(probe, os.W_OK | os.X_OK):
+        raise KseqError(f"The output folder is not writable ({probe}). Received: --output {path}")
+
+
+class RunFolder:
+    """Paths and metadata of one training output folder."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    @property
+    def model_path(self):
+        return self.file("model.keras")
+
+    @property
+    def backup_folder(self):
+        return self.file("backup")
+
+    def recorded_data_source(self):
+        """The recorded source dict, or None (a new folder, or one from an older kseq)."""
+        path = self.file("data_source.json")
+        if not os.path.isfile(path):
+            return None
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError) as error:
+            raise KseqError(f"{path} is unreadable ({error}); delete it to train on the data "
+                            f"given now. Received: {path}") from None
+
+    def resolve_data_source(self, data_path, recipe):
+        """The source to train on: `data_path`, the recorded one, or the recipe's builder.
+
+        Refuses a source that differs from the recorded one.
+        """
+        recorded = self.recorded_data_source()
+        if data_path:
+            if not os.path.isfile(data_path):
+                raise KseqError(f"No such data file. Received: --data {data_path}")
+            given = {"kind": "file", "path": os.path.abspath(data_path),
+                     "sha256": file_sha256(data_path)}
+        elif recorded is not None:
+            given = recorded
+        else:
+            if "data" not in recipe:
+                raise KseqError("This recipe names no data builder: pass --data FILE.tsv. "
+                                "Received: no --data")
+            given = {"kind": "builder", "data": recipe["data"]}
+        if recorded is not None and not _same_source(recorded, given):
+            raise KseqError(
+                f"This run folder was trained on {describe_source(recorded)}; resume with the "
+                f"same data or train into a new --output. Received: {describe_source(given)}")
+        if given["kind"] == "file" and not os.path.isfile(given["path"]):
+            raise KseqError(f"The data file this run trained on is gone; pass it again with "
+                            f"--data. Received: {given['path']}")
+        if (given["kind"] == "file" and recorded is not None
+                and file_sha256(given["path"]) != recorded["sha256"]):
+            raise KseqError(f"The data file this run trained on has changed since; train into "
+                            f"a new --output. Received: {given['path']}")
+        return given
+
+    def record_data_source(self, source):
+        atomic_write_json(self.file("data_source.json"), source)
+
+    def logged_rows(self):
+        """Epoch rows already in `history.csv` (a resumed run keeps drawing the same curves)."""
+        path = self.file("history.csv")
+        if not os.path.isfile(path):
+            return []
+        rows = []
+        with open(path, encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                try:
+                    rows.append({k: float(v) for k, v in row.items()
+                                 if k not in ("epoch", None) and v not in ("", None)})
+                except (TypeError, ValueError):  # a row cut by a kill: skip it
+                    continue
+        return rows
+
+
+def _same_source(recorded, given):
+    if recorded.get("kind") != given.get("kind"):
+        return False
+    if given["kind"] == "file":
+        return os.path.abspath(recorded.get("path", "")) == given["path"]
+    return recorded.get("data") == given.get("data")
+
+
+def describe_source(source):
+    if source.get("kind") == "file":
+        return f"--data {source.get('path')}"
+    return f"the recipe's data builder {json.dumps(source.get('data'), sort_keys=True)}"

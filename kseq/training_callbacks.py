@@ -1,0 +1,96 @@
+"""Keras callbacks of `kseq.training.train`: time budget, non-finite loss guard, checkpoints.
+
+They keep their state across several `fit` calls (a resumed run finishes its
+interrupted epoch in one call and trains the rest in another).
+
+Example:
+>>> import keras, numpy as np
+>>> from kseq.training_callbacks import NonFiniteLossGuard
+>>> model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+>>> model.compile("sgd", "mse")
+>>> guard = NonFiniteLossGuard()
+>>> _ = model.fit(np.ones((4, 1)), np.full((4, 1), np.nan), batch_size=1, verbose=0,
+...               callbacks=[guard])
+>>> guard.bad_step, int(model.optimizer.iterations.numpy())
+(1, 1)
+"""
+
+import math
+import time
+
+import keras
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stops training cleanly once `minutes` of wall-clock time have passed."""
+
+    def __init__(self, minutes):
+        super().__init__()
+        self.seconds = minutes * 60
+        self.started = None
+        self.expired = False
+
+    def on_train_begin(self, logs=None):
+        if self.started is None:  # the budget spans every fit call of one run
+            self.started = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if time.perf_counter() - self.started > self.seconds:
+            self.expired = True
+            self.model.stop_training = True
+
+
+class NonFiniteLossGuard(keras.callbacks.Callback):
+    """Stops at the first step whose loss is NaN or infinite and remembers that step.
+
+    Keras's epoch loss is a running mean, so one non-finite step makes every
+    later value non-finite: the first one is the step that diverged.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.bad_step = None
+        self.bad_loss = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None or self.bad_step is not None:
+            return
+        loss = float(loss)
+        if not math.isfinite(loss):
+            self.bad_step = int(self.model.optimizer.iterations.numpy())
+            self.bad_loss = loss
+            self.model.stop_training = True
+
+
+class Checkpointing(keras.callbacks.Callback):
+    """Saves a checkpoint every `every_steps` optimizer steps and when training ends.
+
+    Nothing is saved once `guard` has seen a non-finite loss, so the newest
+    checkpoint always holds finite weights.
+    """
+
+    def __init__(self, store, every_steps, steps_per_epoch, target_epochs, guard):
+        super().__init__()
+        self.store = store
+        self.every_steps = every_steps
+        self.steps_per_epoch = steps_per_epoch
+        self.target_epochs = target_epochs
+        self.guard = guard
+        self.saved_step = None
+
+    def _step(self):
+        return int(self.model.optimizer.iterations.numpy())
+
+    def _save(self):
+        metadata = self.store.save(self.model, self.steps_per_epoch, self.target_epochs)
+        self.saved_step = metadata["step"]
+
+    def on_train_batch_end(self, batch, logs=None):
+        step = self._step()
+        if self.guard.bad_step is None and step % self.every_steps == 0 and step != self.saved_step:
+            self._save()
+
+    def on_train_end(self, logs=None):
+        if self.guard.bad_step is None and self._step() != self.saved_step:
+            self._save()
