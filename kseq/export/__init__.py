@@ -1,7 +1,12 @@
-"""SavedModel export for TF Serving."""
+"""SavedModel export for TF Serving, written atomically."""
 
+from kseq.export.models_config import merge_models_config
 from kseq.export.saved_model_export import (
     export_saved_model,
-    serving_layout,
     write_warmup_requests,
+)
+from kseq.export.tf_serving_layout import (
+    export_to_serving_layout,
+    next_version,
+    serving_layout,
 )

@@ -4,23 +4,36 @@
 `{"text": [B, M] string, "score": [B, M] float32, "length": [B, M] int32,
 "truncated": [B] bool}`; tokenisation, search and detokenisation run in the
 graph. `serve_ids` takes `source_ids [B, S] int32` and `lengths [B] int32` and
-returns ids. The search is exported without XLA unless `xla=True` (stock TF
-Serving disables XLA unless started with `--xla_cpu_compilation_enabled`).
+returns `{"ids": [B, M, T], "score": [B, M], "length": [B, M]}`. The search is
+exported without XLA unless `xla=True` (stock TF Serving disables XLA unless
+started with `--xla_cpu_compilation_enabled`).
 
 Defined results for bad input: an empty (or all-space) string gives `""` with
 score 0; an input longer than `max_source_length` tokens is truncated and
 flagged in `truncated`; invalid UTF-8 is replaced by U+FFFD before
-tokenisation; an empty batch gives empty outputs.
+tokenisation; an empty batch gives empty outputs. In `serve_ids`, an id outside
+`[0, V)` (V the source vocabulary size; negative ones too) inside a row's
+length is read as `<unk>` (id 1); positions at or past `lengths[b]` are padding
+(id 0), a negative length counts as 0, ids past `max_source_length` are cut; a
+row with no id left gives ids 0, score 0 and length 0 (like an empty string);
+a `lengths` whose size is not B fails the call with `InvalidArgumentError`
+naming `lengths` and `source_ids`.
+
+Writes are atomic: everything goes into a hidden staging folder beside the
+destination (`kseq.export.staging`) that is renamed into place only when
+complete, so a kill leaves no destination or a complete one (`saved_model.pb`,
+`variables/`, `assets/`, `assets.extra/`).
 """
 
 import json
 import logging
 import os
-import tempfile
 
 import tensorflow as tf
 
 import kseq
+from kseq.export.staging import publish, staging_directory
+from kseq.text.tokenizer import PAD_ID, UNK_ID
 
 logger = logging.getLogger("kseq")
 WARMUP_FILE = "tf_serving_warmup_requests"
@@ -45,11 +58,26 @@ class ServingModule(tf.Module):
             tf.TensorSpec([None], tf.int32, name="lengths")])
 
     def _serve_ids(self, source_ids, lengths):
-        width = tf.minimum(tf.shape(source_ids)[1], self.max_source_length)
-        positions = tf.range(width)[None, :]
-        ids = tf.where(positions < lengths[:, None], source_ids[:, :width], 0)
+        batch, width = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
+        # Without this check a [1] `lengths` would broadcast over every row.
+        check = tf.debugging.assert_equal(
+            tf.size(lengths), batch,
+            message="serve_ids: `lengths` must hold one length per row of `source_ids` "
+                    "([B] for source_ids [B, S]); received sizes (lengths, B)")
+        with tf.control_dependencies([check]):
+            lengths = tf.maximum(lengths, 0)
+        width = tf.minimum(width, self.max_source_length)
+        ids = source_ids[:, :width]  # [B, S']
+        vocabulary_size = self.source_tokenizer.vocabulary_size
+        ids = tf.where((ids >= 0) & (ids < vocabulary_size), ids, UNK_ID)
+        ids = tf.where(tf.range(width)[None, :] < lengths[:, None], ids, PAD_ID)
+        # At least one column, so a [B, 0] batch still has a [B, 1] shape.
+        ids = tf.pad(ids, [[0, 0], [0, tf.maximum(0, 1 - width)]])
         out_ids, scores, out_lengths = self.search(ids)
-        return {"ids": out_ids, "score": scores, "length": out_lengths}
+        empty = tf.reduce_all(tf.equal(ids, PAD_ID), axis=1)  # [B]
+        return {"ids": tf.where(empty[:, None, None], PAD_ID, out_ids),
+                "score": tf.where(empty[:, None], 0.0, scores),
+                "length": tf.where(empty[:, None], 0, out_lengths)}
 
     def _serve_text(self, text):
         ragged = self.source_tokenizer.tokenize(text)
@@ -84,7 +112,8 @@ def _metadata(model, settings, xla):
         "max_source_length": model.max_source_length,
         "signatures": {"serving_default": "text [B] string -> text/score/length [B, n_best], "
                                           "truncated [B]",
-                       "serve_ids": "source_ids [B, S] int32, lengths [B] int32 -> ids"},
+                       "serve_ids": "source_ids [B, S] int32, lengths [B] int32 -> "
+                                    "ids [B, n_best, T], score/length [B, n_best]"},
     }
 
 
@@ -92,30 +121,52 @@ def export_saved_model(model, filepath, *, beam_size=4, n_best=1, length_penalty
                        alpha=0.6, max_length=None, xla=False):
     """Writes the SavedModel into `filepath` (the version directory) and returns it.
 
+    The export is built in a hidden staging folder beside `filepath` and
+    renamed to `filepath` when complete; an existing `filepath` is replaced
+    whole. For TF Serving's `<base>/<name>/<version>` layout and its
+    `models.config`, use `kseq.export.export_to_serving_layout`.
+
     Example (see README "Serving with TF Serving"):
         model.export("export/translator/1", beam_size=4)
+    """
+    options = dict(beam_size=beam_size, n_best=n_best, length_penalty=length_penalty,
+                   alpha=alpha, max_length=max_length, xla=xla)
+    parent = os.path.dirname(os.path.abspath(filepath))
+    with staging_directory(parent) as staging:
+        built = build_saved_model(model, staging, **options)
+        publish(built, filepath, replace=True)
+    return filepath
+
+
+def build_saved_model(model, staging, *, beam_size=4, n_best=1, length_penalty="gnmt",
+                      alpha=0.6, max_length=None, xla=False):
+    """Writes the complete export into `<staging>/model` and returns that path.
+
+    Not atomic by itself: `staging` is a folder from
+    `kseq.export.staging.staging_directory`, published by the caller.
     """
     settings = model.search_settings(beam_size=beam_size, length_penalty=length_penalty,
                                      alpha=alpha, n_best=n_best, max_length=max_length)
     module = ServingModule(model, settings, xla)
-    with tempfile.TemporaryDirectory() as scratch:
-        module.vocabulary_files = []
-        for side in ("source", "target"):
-            path = os.path.join(scratch, f"{side}_vocabulary.txt")
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write("\n".join(getattr(model, f"{side}_tokenizer").vocabulary) + "\n")
-            module.vocabulary_files.append(tf.saved_model.Asset(path))
-        signatures = {
-            "serving_default": module.serve_text.get_concrete_function(),
-            "serve_ids": module.serve_ids.get_concrete_function(),
-        }
-        tf.saved_model.save(module, filepath, signatures=signatures)
-    extra = os.path.join(filepath, "assets.extra")
+    vocabularies = os.path.join(staging, "vocabularies")
+    os.makedirs(vocabularies)
+    module.vocabulary_files = []
+    for side in ("source", "target"):
+        path = os.path.join(vocabularies, f"{side}_vocabulary.txt")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(getattr(model, f"{side}_tokenizer").vocabulary) + "\n")
+        module.vocabulary_files.append(tf.saved_model.Asset(path))
+    # The `tf.function`s themselves, not concrete functions: `save` traces them
+    # anyway (in its save context), so tracing them here first doubles the time.
+    signatures = {"serving_default": module.serve_text, "serve_ids": module.serve_ids}
+    built = os.path.join(staging, "model")
+    tf.saved_model.save(module, built, signatures=signatures)
+    extra = os.path.join(built, "assets.extra")
     os.makedirs(extra, exist_ok=True)
     with open(os.path.join(extra, "kseq_export.json"), "w", encoding="utf-8") as handle:
         json.dump(_metadata(model, settings, xla), handle, indent=2)
     write_warmup_requests(os.path.join(extra, WARMUP_FILE), warmup_sentences(model))
-    return filepath
+    return built
 
 
 def warmup_sentences(model):
@@ -145,24 +196,3 @@ def write_warmup_requests(path, sentences):
                 predict_log=prediction_log_pb2.PredictLog(request=request))
             writer.write(log.SerializeToString())
     return path
-
-
-def serving_layout(base_dir, name, version=None):
-    """TF Serving's `<base>/<name>/<version>/` path, the next free version by default,
-    and a `models.config` in `<base>` naming the model. Returns the version path.
-    """
-    model_dir = os.path.join(base_dir, name)
-    os.makedirs(model_dir, exist_ok=True)
-    if version is None:
-        taken = [int(v) for v in os.listdir(model_dir) if v.isdigit()]
-        version = max(taken, default=0) + 1
-    version_dir = os.path.join(model_dir, str(version))
-    if os.path.exists(version_dir):
-        raise ValueError(f"Version {version} already exists; pick another --version. "
-                         f"Received: {version_dir}")
-    config = ("model_config_list {\n  config {\n"
-              f"    name: \"{name}\"\n    base_path: \"/models/{name}\"\n"
-              "    model_platform: \"tensorflow\"\n  }\n}\n")
-    with open(os.path.join(base_dir, "models.config"), "w", encoding="utf-8") as handle:
-        handle.write(config)
-    return version_dir
