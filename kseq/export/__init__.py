@@ -8,5 +8,4 @@ from kseq.export.saved_model_export import (
 from kseq.export.tf_serving_layout import (
     export_to_serving_layout,
     next_version,
-    serving_layout,
 )

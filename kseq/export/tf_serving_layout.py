@@ -66,7 +66,7 @@ def taken_versions(model_dir):
     """`{version: path}` of every all-digit entry in `model_dir`, complete or not."""
     try:
         names = os.listdir(model_dir)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return {}
     return {int(n): os.path.join(model_dir, n) for n in names if _DIGITS.fullmatch(n)}
 
@@ -123,8 +123,6 @@ def export_to_serving_layout(model, base_dir, name, version=None, **export_optio
         if created:  # leave no empty <base>/<name> behind
             with contextlib.suppress(OSError):
                 os.rmdir(model_dir)
-        if isinstance(error, FileExistsError):
-            raise _version_taken_error(model_dir, version) from None
         if isinstance(error, OSError):
             raise KseqError(f"Cannot export into {model_dir}: {error.strerror or error}. "
                             f"Received: {error.filename or model_dir}") from None
@@ -146,25 +144,5 @@ def _publish_version(built, model_dir, version):
             publish(built, version_dir)
             return version_dir
         except FileExistsError:
-            if version is not None:
-                raise
-
-
-def serving_layout(base_dir, name, version=None):
-    """The version path `<base>/<name>/<version>` for a later `model.export`, validated.
-
-    Kept for callers that export in two steps; it merges `name`'s entry into
-    `<base>/models.config` before the export exists. Prefer
-    `export_to_serving_layout`, which writes `models.config` only after a
-    successful export.
-    """
-    check_model_name(name)
-    version = check_version(version)
-    model_dir = os.path.join(base_dir, name)
-    os.makedirs(model_dir, exist_ok=True)
-    if version is None:
-        version = next_version(model_dir)
-    elif version in taken_versions(model_dir):
-        raise _version_taken_error(model_dir, version)
-    merge_models_config(os.path.join(base_dir, MODELS_CONFIG), name, f"/models/{name}")
-    return os.path.join(model_dir, str(version))
+            if version is not None:  # created by another process since the check
+                raise _version_taken_error(model_dir, version) from None
