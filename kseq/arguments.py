@@ -72,9 +72,9 @@ def check_choice(name, value, choices):
 def check_texts(name, texts):
     """A list (or tuple) of `str` or `bytes`; a single string is refused (a common slip).
 
-    Returns a list of UTF-8 `bytes`. A `str` holding a lone surrogate is
-    encoded with `surrogatepass` (invalid UTF-8), which the tokenizer replaces
-    with U+FFFD, as the exported model does for invalid bytes.
+    Returns a list of UTF-8 `bytes`. Each lone surrogate in a `str` becomes
+    one U+FFFD; invalid UTF-8 in `bytes` is left for the tokenizer, which
+    replaces it with U+FFFD exactly as the exported model does.
     """
     if isinstance(texts, (str, bytes)) or texts is None:
         _fail(name, "a list of strings", texts)
@@ -85,7 +85,7 @@ def check_texts(name, texts):
     encoded = []
     for index, text in enumerate(items):
         if isinstance(text, str):
-            encoded.append(text.encode("utf-8", "surrogatepass"))
+            encoded.append(_utf8(text))
         elif isinstance(text, bytes):
             encoded.append(text)
         else:
@@ -93,3 +93,10 @@ def check_texts(name, texts):
                             f"{type(text).__name__}. Received: {name}[{index}]={text!r}")
     return encoded
 
+
+
+def _utf8(text):
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: UTF-16 pairs the valid ones, replaces the rest
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")

@@ -19,6 +19,7 @@ Example:
 """
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -62,6 +63,26 @@ def atomic_path(path, suffix=None):
         with contextlib.suppress(OSError):
             os.remove(scratch)
         raise
+
+
+def reserve_space(path, size):
+    """Makes sure `size` bytes can be written to `path`, or raises `OSError` now.
+
+    HDF5 (under Keras's `.weights.h5` and `.keras` writers) reacts to a full
+    disk or a file-size limit with dozens of tracebacks and then a segmentation
+    fault; claiming the space first with plain Python turns that into one
+    `OSError` (ENOSPC or EFBIG) before HDF5 writes anything.
+    """
+    with open(path, "wb") as handle:
+        try:
+            os.posix_fallocate(handle.fileno(), 0, max(1, int(size)))
+        except OSError as error:
+            if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+            block = b"\0" * (1 << 20)  # a file system without fallocate: write zeros
+            for start in range(0, int(size), len(block)):
+                handle.write(block[: int(size) - start])
+            handle.flush()
 
 
 def atomic_write_text(path, text):

@@ -15,11 +15,12 @@ Example:
 ('builder', None)
 """
 
+import contextlib
 import csv
 import json
 import os
 
-from kseq.atomic_files import atomic_write_json
+from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text
 from kseq.errors import KseqError
 from kseq.training_checkpoints import file_sha256
 
@@ -52,6 +53,15 @@ class RunFolder:
     @property
     def backup_folder(self):
         return self.file("backup")
+
+    def remove_partial_files(self):
+        """Deletes temporary files a killed save left (one trainer per folder at a time)."""
+        if not os.path.isdir(self.path):
+            return
+        for name in os.listdir(self.path):
+            if name.startswith(TEMPORARY_PREFIX):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(self.path, name))
 
     def recorded_data_source(self):
         """The recorded source dict, or None (a new folder, or one from an older kseq)."""
@@ -99,6 +109,19 @@ class RunFolder:
     def record_data_source(self, source):
         atomic_write_json(self.file("data_source.json"), source)
 
+    def keep_history_before(self, epoch):
+        """Drops `history.csv` rows of epoch `epoch` and later: a resumed run logs them again."""
+        path = self.file("history.csv")
+        if not os.path.isfile(path):
+            return
+        with open(path, encoding="utf-8", newline="") as handle:
+            lines = handle.read().splitlines(keepends=True)
+        if not lines:
+            return
+        kept = [lines[0]] + [line for line in lines[1:] if _epoch_of(line) < epoch]
+        if len(kept) != len(lines):
+            atomic_write_text(path, "".join(kept))
+
     def logged_rows(self):
         """Epoch rows already in `history.csv` (a resumed run keeps drawing the same curves)."""
         path = self.file("history.csv")
@@ -113,6 +136,13 @@ class RunFolder:
                 except (TypeError, ValueError):  # a row cut by a kill: skip it
                     continue
         return rows
+
+
+def _epoch_of(csv_line):
+    try:
+        return int(csv_line.split(",", 1)[0])
+    except ValueError:  # a row cut by a kill
+        return 1 << 62
 
 
 def _same_source(recorded, given):

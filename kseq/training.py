@@ -32,7 +32,7 @@ import keras
 
 from kseq import zoo
 from kseq.arguments import check_float, check_int
-from kseq.atomic_files import atomic_path, atomic_write_json
+from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
 from kseq.data.bucketing import bucket_by_length, filter_by_length
 from kseq.data.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
 from kseq.data.parallel_text import read_tsv
@@ -42,7 +42,8 @@ from kseq.models.translator_preprocessor import TranslatorPreprocessor
 from kseq.recipe_checks import check_recipe
 from kseq.run_folder import RunFolder, check_output_folder
 from kseq.training_callbacks import Checkpointing, NonFiniteLossGuard, TimeBudget
-from kseq.training_checkpoints import CheckpointStore, ensure_optimizer_built
+from kseq.training_checkpoints import (CheckpointStore, ensure_optimizer_built,
+                                       estimated_file_bytes)
 from kseq.training_curves import TrainingCurves
 
 
@@ -147,6 +148,7 @@ def _target_epochs(start, epochs, recipe_epochs, position):
 def _save_final(model, run, store):
     try:
         with atomic_path(run.model_path) as scratch:
+            reserve_space(scratch, estimated_file_bytes(model))
             model.save(scratch)
     except Exception as error:
         raise KseqError(f"Could not save {run.model_path} ({_first_line(error)}); the last "
@@ -207,6 +209,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
 
     # Everything is validated and built: only now does the folder get written.
     os.makedirs(output_dir, exist_ok=True)
+    run.remove_partial_files()
+    run.keep_history_before(position[0])
     atomic_write_json(run.file("recipe.json"), recipe)
     run.record_data_source(source)
     if not os.path.isfile(run.file("model_config.json")):

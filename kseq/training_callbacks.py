@@ -19,6 +19,7 @@ import math
 import time
 
 import keras
+import numpy as np
 
 
 class TimeBudget(keras.callbacks.Callback):
@@ -66,8 +67,10 @@ class NonFiniteLossGuard(keras.callbacks.Callback):
 class Checkpointing(keras.callbacks.Callback):
     """Saves a checkpoint every `every_steps` optimizer steps and when training ends.
 
-    Nothing is saved once `guard` has seen a non-finite loss, so the newest
-    checkpoint always holds finite weights.
+    Nothing is saved once `guard` has seen a non-finite loss, nor from
+    non-finite weights; and when the loss of step `s` is non-finite, the
+    checkpoint of step `s - 1` (whose weights gave that loss) is deleted. The
+    newest checkpoint left is then the last one whose weights gave a finite loss.
     """
 
     def __init__(self, store, every_steps, steps_per_epoch, target_epochs, guard):
@@ -86,11 +89,23 @@ class Checkpointing(keras.callbacks.Callback):
         metadata = self.store.save(self.model, self.steps_per_epoch, self.target_epochs)
         self.saved_step = metadata["step"]
 
+    def _weights_finite(self):
+        return all(np.all(np.isfinite(keras.ops.convert_to_numpy(w)))
+                   for w in self.model.trainable_weights)
+
+    def _maybe_save(self):
+        if self.guard.bad_step is None and self._step() != self.saved_step:
+            if self._weights_finite():
+                self._save()
+
     def on_train_batch_end(self, batch, logs=None):
-        step = self._step()
-        if self.guard.bad_step is None and step % self.every_steps == 0 and step != self.saved_step:
-            self._save()
+        if self.guard.bad_step is not None:
+            if self.saved_step == self.guard.bad_step - 1:
+                self.store.delete(self.saved_step)
+                self.saved_step = None
+            return
+        if self._step() % self.every_steps == 0:
+            self._maybe_save()
 
     def on_train_end(self, logs=None):
-        if self.guard.bad_step is None and self._step() != self.saved_step:
-            self._save()
+        self._maybe_save()

@@ -33,11 +33,14 @@ import contextlib
 import glob
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
 
-from kseq.atomic_files import TEMPORARY_PREFIX, atomic_path, atomic_write_json
+import numpy as np
+
+from kseq.atomic_files import TEMPORARY_PREFIX, atomic_path, atomic_write_json, reserve_space
 from kseq.errors import KseqError
 
 KEEP = 2
@@ -51,6 +54,16 @@ def file_sha256(path):
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def estimated_file_bytes(model):
+    """Bytes a checkpoint or `.keras` file of `model` needs, with room for HDF5's overhead."""
+    variables = list(model.weights)
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None:
+        variables += list(optimizer.variables)
+    data = sum(math.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables)
+    return int(data * 1.1) + (256 << 10)
 
 
 def ensure_optimizer_built(model):
@@ -90,6 +103,7 @@ class CheckpointStore:
         try:
             os.makedirs(self.folder, exist_ok=True)
             with atomic_path(weights_path) as scratch:
+                reserve_space(scratch, estimated_file_bytes(model))
                 model.save_weights(scratch)
             metadata = {"step": step, "epoch": epoch, "batch": batch,
                         "steps_per_epoch": steps_per_epoch, "target_epochs": target_epochs,
@@ -104,6 +118,12 @@ class CheckpointStore:
                 f"Received: step {step}") from None
         self._prune()
         return metadata
+
+    def delete(self, step):
+        """Removes checkpoint `step` (its weights led to a non-finite loss)."""
+        for path in self._paths(step):
+            with contextlib.suppress(OSError):
+                os.remove(path)
 
     def _prune(self):
         for step in self.steps()[KEEP:]:
