@@ -1,27 +1,8 @@
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
 from kseq.cli import main
-
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
-
-
-def kseq_command(*args):
-    return [sys.executable, "-m", "kseq.cli", *args]
-
-
-def keras_step_of(path):
-    """The optimizer's step counter saved in a `.keras` file."""
-    import keras
-
-    return keras.saving.load_model(path).optimizer.iterations.numpy()
-
 
 def test_presets_lists_names(capsys):
     assert main(["presets"]) == 0
@@ -36,54 +17,35 @@ def test_clear_errors_without_tracebacks(tmp_path, capsys):
     assert "numbers_fr_tiny" in capsys.readouterr().err
 
 
-def _wait_for_backup(folder, process, timeout=240):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        metadata = folder / "backup" / "training_metadata.json"
-        if metadata.exists():
-            saved = json.loads(metadata.read_text())
-            if saved.get("epoch", 0) >= 1 or saved.get("batch", 0) > 0:
-                return saved
-        if process.poll() is not None:
-            raise AssertionError("training ended before it could be interrupted")
-        time.sleep(0.5)
-    raise AssertionError("no checkpoint appeared")
-
-
 @pytest.mark.slow
-def test_train_resumes_after_kill_then_translate_evaluate_and_continue(tmp_path):
-    output = tmp_path / "run"
-    command = kseq_command("train", "numbers_fr_tiny", "--output", str(output),
-                           "--epochs", "4", "--save-every", "4")
-    first = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True)
-    _wait_for_backup(output, first)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    second = subprocess.run(command, env=ENV, capture_output=True, text=True, timeout=600)
-    assert second.returncode == 0, second.stdout + second.stderr
-    resumed = [line for line in second.stdout.splitlines() if line.startswith("resuming at step")]
-    assert resumed and int(resumed[0].split()[-1]) >= 4
-    assert "val BLEU" in second.stdout
-    assert (output / "model.keras").exists()
+def test_a_run_remembers_its_data_file(tmp_path, capsys, monkeypatch):
+    from kseq import zoo
+    from kseq.data import numbers_dataset
 
-    translated = subprocess.run(kseq_command("translate", str(output), "--beam", "2"),
-                                input="one\ntwenty-two\n", env=ENV, capture_output=True,
-                                text=True, timeout=300)
-    assert translated.returncode == 0, translated.stderr
-    # One line per input; an undertrained tiny model may print empty lines, so count
-    # line ends rather than non-empty text (CI once got "\n\n": two empty translations).
-    assert translated.stdout.count("\n") == 2, translated.stdout
-    evaluated = subprocess.run(kseq_command("evaluate", str(output), "--data", "test",
-                                            "--beam", "1", "--limit", "10"),
-                               env=ENV, capture_output=True, text=True, timeout=300)
-    assert evaluated.returncode == 0, evaluated.stderr
-    assert "nrefs:1|case:mixed" in evaluated.stdout
+    pairs = numbers_dataset("fr", train_size=300, valid_size=0, test_size=0)["train"]
+    data = tmp_path / "pairs.tsv"
+    data.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(json.dumps(zoo.merge(zoo.load_recipe("numbers_fr_tiny"), {
+        "training": {"boundaries": [32], "bleu_subset": 4}})))
+    run = tmp_path / "run"
+    assert main(["train", str(recipe), "--data", str(data), "--output", str(run),
+                 "--epochs", "1"]) == 0
+    assert json.loads((run / "data_source.json").read_text())["path"] == str(data)
 
-    finished_step = int(keras_step_of(output / "model.keras"))
-    more = subprocess.run(kseq_command("train", "numbers_fr_tiny", "--output", str(output),
-                                       "--epochs", "1"),
-                          env=ENV, capture_output=True, text=True, timeout=600)
-    assert more.returncode == 0, more.stdout + more.stderr
-    assert f"continuing from {output / 'model.keras'} (step {finished_step})" in more.stdout
-    assert int(keras_step_of(output / "model.keras")) > finished_step
+    # `evaluate --data test` scores the file's test split, never the preset's builder.
+    monkeypatch.setattr(zoo, "build_data", lambda recipe: pytest.fail("used the builder"))
+    assert main(["evaluate", str(run), "--data", "test", "--beam", "1"]) == 0
+    assert "nrefs:1|case:mixed" in capsys.readouterr().out
+
+    # Resuming or continuing on other data is refused, naming both sources.
+    other = tmp_path / "other.tsv"
+    other.write_text("one\tun\n", encoding="utf-8")
+    before = (run / "model.keras").read_bytes()
+    assert main(["train", str(recipe), "--data", str(other), "--output", str(run)]) == 2
+    error = capsys.readouterr().err
+    assert "was trained on --data" in error and str(other) in error
+    data.write_text("changed\tchangé\n", encoding="utf-8")
+    assert main(["train", str(recipe), "--output", str(run)]) == 2
+    assert "has changed since" in capsys.readouterr().err
+    assert (run / "model.keras").read_bytes() == before
