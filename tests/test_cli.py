@@ -4,6 +4,7 @@ import pytest
 
 from kseq.cli import main
 
+
 def test_presets_lists_names(capsys):
     assert main(["presets"]) == 0
     assert "numbers_fr_tiny" in capsys.readouterr().out
