@@ -51,9 +51,12 @@ class ServingModule(tf.Module):
         self.max_source_length = model.max_source_length
         search = lambda ids: model.search(ids, settings)
         self.search = tf.function(search, jit_compile=True) if xla else search
-        self.serve_text = tf.function(
-            self._serve_text, input_signature=[tf.TensorSpec([None], tf.string, name="text")])
-        self.serve_ids = tf.function(self._serve_ids, input_signature=[
+        # No autograph: the search is written with explicit `tf.while_loop`s (and
+        # marked do_not_convert), so converting the layers only costs time: the
+        # export traces in about half the time without it, with the same graph.
+        self.serve_text = tf.function(self._serve_text, autograph=False, input_signature=[
+            tf.TensorSpec([None], tf.string, name="text")])
+        self.serve_ids = tf.function(self._serve_ids, autograph=False, input_signature=[
             tf.TensorSpec([None, None], tf.int32, name="source_ids"),
             tf.TensorSpec([None], tf.int32, name="lengths")])
 
