@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -100,24 +101,29 @@ print(export_to_serving_layout(model, sys.argv[2], "numbers", beam_size=1), flus
 def _run_child(model_path, base, kill_when=None, timeout=240):
     """Runs the export in a child; with `kill_when(pid)`, SIGKILLs it once that is true.
 
-    Returns `(pid, exit code, stdout, stderr)`.
+    Returns `(pid, exit code, stdout, stderr)`. Stderr goes to a file, so a
+    chatty child never blocks on a full pipe while the parent waits.
     """
-    child = subprocess.Popen([sys.executable, "-c", CHILD, model_path, base], env=ENV,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout.readline().strip() == "ready", child.communicate()[1][-3000:]
-        deadline = time.monotonic() + timeout
-        while kill_when is not None and child.poll() is None:
-            if kill_when(child.pid):
-                child.send_signal(signal.SIGKILL)
-                break
-            assert time.monotonic() < deadline, "the kill point never came"
-            time.sleep(0.005)
-        out, err = child.communicate(timeout=timeout)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+    with tempfile.TemporaryFile("w+") as log:
+        child = subprocess.Popen([sys.executable, "-c", CHILD, model_path, base], env=ENV,
+                                 stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            ready = child.stdout.readline().strip() == "ready"
+            deadline = time.monotonic() + timeout
+            while ready and kill_when is not None and child.poll() is None:
+                if kill_when(child.pid):
+                    child.send_signal(signal.SIGKILL)
+                    break
+                assert time.monotonic() < deadline, "the kill point never came"
+                time.sleep(0.005)
+            out, _ = child.communicate(timeout=timeout)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        log.seek(0)
+        err = log.read()
+    assert ready, err[-3000:]
     return child.pid, child.returncode, out, err
 
 
@@ -194,6 +200,22 @@ def test_stale_staging_folders_of_dead_processes_only_are_removed(tmp_path):
         os.makedirs(tmp_path / name / "model")
     assert remove_stale_staging(str(tmp_path)) == [str(tmp_path / names["dead"])]
     assert sorted(os.listdir(tmp_path)) == sorted(v for k, v in names.items() if k != "dead")
+
+
+def test_publish_replaces_a_folder_whole_or_refuses(tmp_path):
+    from kseq.export.staging import publish, staging_directory
+
+    os.makedirs(tmp_path / "1" / "old_only")
+    for replace in (False, True):
+        with staging_directory(str(tmp_path)) as staging:
+            os.makedirs(os.path.join(staging, "model", "new_only"))
+            if replace:
+                publish(os.path.join(staging, "model"), str(tmp_path / "1"), replace=True)
+            else:
+                with pytest.raises(FileExistsError):
+                    publish(os.path.join(staging, "model"), str(tmp_path / "1"))
+        assert os.listdir(tmp_path / "1") == ["new_only" if replace else "old_only"]
+    assert os.listdir(tmp_path) == ["1"]  # no staging folder left
 
 
 # ------------------------------------------------------------- models.config
