@@ -7,10 +7,8 @@ hidden_dim=64, recipe={"training": {"epochs": 4}})`.
 """
 
 import copy
-import hashlib
 import json
 import os
-import sys
 from importlib import resources
 
 import keras
@@ -23,6 +21,7 @@ from kseq.models.conv_translator import ConvTranslator
 from kseq.models.rnn_translator import RnnTranslator
 from kseq.models.translator import Translator
 from kseq.text import TOKENIZERS, Tokenizer
+from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
 
 ARCHITECTURES = ("transformer", "attention", "rnn", "conv")
 DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset}
@@ -76,8 +75,7 @@ def build_data(recipe):
 
 
 def _read_vocabulary_file(path):
-    with open(path, encoding="utf-8") as handle:
-        return [line.rstrip("\n") for line in handle if line.rstrip("\n")]
+    return read_vocabulary_file(path)  # KseqError naming the file if unreadable, cut or altered
 
 
 def make_tokenizer(vocab, spec, texts=None):
@@ -104,23 +102,8 @@ def make_tokenizer(vocab, spec, texts=None):
 
 
 def _cached_wordpiece(texts, max_size, spec):
-    """WordPiece learning takes minutes on a real corpus: the result is kept in
-    `$KSEQ_HOME/vocabularies/`, keyed by a hash of the texts and the options."""
-    digest = hashlib.sha1(json.dumps([max_size, spec], sort_keys=True).encode("utf-8"))
-    for text in texts:
-        digest.update(text.encode("utf-8") + b"\0")
-    path = os.path.join(kseq_home(), "vocabularies", f"wordpiece-{digest.hexdigest()[:16]}.txt")
-    if os.path.isfile(path):
-        return TOKENIZERS["wordpiece"](_read_vocabulary_file(path), **spec)
-    tokenizer = TOKENIZERS["wordpiece"].build_vocabulary(texts, max_size=max_size, **spec)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".part", "w", encoding="utf-8") as handle:
-            handle.write("".join(token + "\n" for token in tokenizer.vocabulary))
-        os.replace(path + ".part", path)  # atomic: a killed run leaves no half file
-    except OSError as error:  # a read-only home only costs the next run the same minutes
-        print(f"WordPiece vocabulary not cached ({error})", file=sys.stderr)
-    return tokenizer
+    """WordPiece learning takes minutes: kept in `$KSEQ_HOME/vocabularies/` (checked on read)."""
+    return cached_wordpiece(texts, max_size, spec, os.path.join(kseq_home(), "vocabularies"))
 
 
 def compile_translator(model, training):
