@@ -6,7 +6,12 @@ boundaries on the time axes and to its bucket's batch size on the batch axis
 is kept exactly once.
 """
 
+import numbers
+
 import tensorflow as tf
+
+from kseq.data.argument_checks import check_integer
+from kseq.errors import KseqError
 
 
 def _example_length(features, labels):
@@ -15,16 +20,32 @@ def _example_length(features, labels):
 
 def bucket_batch_sizes(boundaries, batch_size=None, token_budget=None):
     """Batch size per bucket: fixed, or `token_budget // boundary` tokens a batch."""
+    boundaries = check_boundaries(boundaries)
     if (batch_size is None) == (token_budget is None):
-        raise ValueError("Pass exactly one of `batch_size` and `token_budget`. "
-                         f"Received: batch_size={batch_size}, token_budget={token_budget}")
+        raise KseqError("Pass exactly one of `batch_size` and `token_budget`. "
+                        f"Received: batch_size={batch_size}, token_budget={token_budget}")
     if batch_size is not None:
-        return [batch_size] * len(boundaries)
+        return [check_integer("batch_size", batch_size, minimum=1)] * len(boundaries)
+    token_budget = check_integer("token_budget", token_budget, minimum=1)
     return [max(1, token_budget // b) for b in boundaries]
+
+
+def check_boundaries(boundaries):
+    """`boundaries` as a sorted list if it is a non-empty list of integers >= 1."""
+    values = None
+    if not isinstance(boundaries, (str, bytes)) and hasattr(boundaries, "__iter__"):
+        values = list(boundaries)
+    if not values or any(isinstance(b, bool) or not isinstance(b, numbers.Integral) or b < 1
+                         for b in values):
+        raise KseqError("`boundaries` must be a non-empty list of integers >= 1. "
+                        f"Received: boundaries={boundaries!r}")
+    return sorted(int(b) for b in values)
 
 
 def filter_by_length(max_length):
     """Drops examples whose source or target is longer than `max_length` (for `apply`)."""
+    max_length = check_integer("max_length", max_length, minimum=1)
+
     def apply(dataset):
         return dataset.filter(lambda f, l: _example_length(f, l) <= max_length)
     return apply
@@ -35,7 +56,7 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None):
 
     Examples longer than the last boundary must be filtered or truncated first.
     """
-    boundaries = sorted(boundaries)
+    boundaries = check_boundaries(boundaries)
     sizes = bucket_batch_sizes(boundaries, batch_size, token_budget)
     boundary_tensor = tf.constant(boundaries, tf.int64)
     size_tensor = tf.constant(sizes, tf.int64)

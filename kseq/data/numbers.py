@@ -10,6 +10,9 @@ import hashlib
 
 import numpy as np
 
+from kseq.data.argument_checks import check_choice, check_integer
+from kseq.errors import KseqError
+
 LANGUAGES = ("fr", "de", "es", "it")
 
 
@@ -41,9 +44,13 @@ def numbers_dataset(target_language="fr", train_size=20000, valid_size=500, test
 
     Args:
         target_language: one of `LANGUAGES`.
-        train_size, valid_size, test_size: pairs per split (at most 1,000,000 in all).
+        train_size, valid_size, test_size: pairs per split: integers >= 0 (0 leaves that
+            split empty), at least 1 and at most 1,000,000 in all.
         source: `"words"` (English words) or `"digits"`.
-        seed: the random seed; the same seed gives the same splits.
+        seed: the random seed, an integer >= 0; the same seed gives the same splits.
+
+    Raises `KseqError` naming the argument for a bad value (`-5`, `2.5`, `True`),
+    and when the draw cannot fill a split (possible only near 1,000,000 pairs).
 
     Example:
     >>> from kseq.data import numbers_dataset
@@ -51,16 +58,29 @@ def numbers_dataset(target_language="fr", train_size=20000, valid_size=500, test
     >>> len(splits["train"]), splits["test"][0][1] != ""
     (5, True)
     """
-    if target_language not in LANGUAGES:
-        raise ValueError(f"`target_language` must be one of {LANGUAGES}. "
-                         f"Received: target_language={target_language!r}")
-    if source not in ("words", "digits"):
-        raise ValueError(f"`source` must be 'words' or 'digits'. Received: source={source!r}")
-    total = train_size + valid_size + test_size
-    if total > 1_000_000:
-        raise ValueError(f"At most 1,000,000 numbers exist. Received: {total} requested")
-    rng = np.random.default_rng(seed)
+    check_choice("target_language", target_language, LANGUAGES)
+    check_choice("source", source, ("words", "digits"))
+    train_size = check_integer("train_size", train_size)
+    valid_size = check_integer("valid_size", valid_size)
+    test_size = check_integer("test_size", test_size)
+    seed = check_integer("seed", seed)
+    if not 1 <= train_size + valid_size + test_size <= 1_000_000:
+        raise KseqError("train_size + valid_size + test_size must be between 1 and 1,000,000 "
+                        f"(the numbers 0-999,999). Received: train_size={train_size}, "
+                        f"valid_size={valid_size}, test_size={test_size}")
+    numbers = _draw_numbers(seed, train_size, valid_size, test_size)
+    source_text = (lambda n: str(n)) if source == "digits" else (lambda n: _words(n, "en"))
+    return {
+        name: [(source_text(n), _words(n, target_language)) for n in numbers[name]]
+        for name in ("train", "valid", "test")
+    }
+
+
+def _draw_numbers(seed, train_size, valid_size, test_size):
+    """Distinct numbers per split, each in the split its hash picks."""
     sizes = {"train": train_size, "valid": valid_size, "test": test_size}
+    total = sum(sizes.values())
+    rng = np.random.default_rng(seed)
     numbers = {name: [] for name in sizes}
     taken = set()
     for _ in range(50 * total + 1000):  # bounded: the shares always fill in practice
@@ -73,8 +93,9 @@ def numbers_dataset(target_language="fr", train_size=20000, valid_size=500, test
         split = _split_of(number, test_size / total, valid_size / total)
         if len(numbers[split]) < sizes[split]:
             numbers[split].append(number)
-    source_text = (lambda n: str(n)) if source == "digits" else (lambda n: _words(n, "en"))
-    return {
-        name: [(source_text(n), _words(n, target_language)) for n in numbers[name]]
-        for name in ("train", "valid", "test")
-    }
+    short = [f"{n}_size={sizes[n]}" for n in sizes if len(numbers[n]) < sizes[n]]
+    if short:  # never return fewer pairs than asked for
+        drawn = ", ".join(f"{n} {len(numbers[n])}" for n in sizes)
+        raise KseqError(f"Could only draw {drawn} distinct numbers; ask for fewer. "
+                        f"Received: {', '.join(short)}")
+    return numbers

@@ -4,11 +4,23 @@ import logging
 
 import tensorflow as tf
 
+from kseq.errors import KseqError
+
 logger = logging.getLogger("kseq")
 
 
-class ParallelTextError(ValueError):
-    """A corpus line that cannot be used, named by file and line."""
+class ParallelTextError(KseqError):
+    """A corpus file or line that cannot be used, named by file and line."""
+
+
+def _open(path):
+    """`open(path, "rb")`, with an unreadable path (missing, a folder, no permission)
+    reported as a one-line `ParallelTextError` naming it."""
+    try:
+        return open(path, "rb")
+    except OSError as error:
+        raise ParallelTextError(f"Cannot read the corpus file ({error.strerror}). "
+                                f"Received: {path!r}") from None
 
 
 def _decode(raw, path, line_number, strict):
@@ -28,7 +40,7 @@ def read_tsv(path, strict=False):
     naming the file and line instead). Returns `(pairs, skipped)`.
     """
     pairs, skipped = [], {"empty": 0, "ragged": 0, "not_utf8": 0}
-    with open(path, "rb") as handle:
+    with _open(path) as handle:
         for number, raw in enumerate(handle, start=1):
             text = _decode(raw.rstrip(b"\r\n"), path, number, strict)
             if text is None:
@@ -53,7 +65,7 @@ def read_tsv(path, strict=False):
 
 def read_aligned_files(source_path, target_path, strict=False):
     """Reads two files line by line as aligned pairs; same skip rules as `read_tsv`."""
-    with open(source_path, "rb") as source, open(target_path, "rb") as target:
+    with _open(source_path) as source, _open(target_path) as target:
         source_lines, target_lines = source.read().splitlines(), target.read().splitlines()
     if len(source_lines) != len(target_lines):
         raise ParallelTextError(
