@@ -21,16 +21,23 @@ those pairs, for comparing with that peer.
 import glob
 import hashlib
 import json
+import logging
 import os
+import shutil
 import sys
+import tempfile
 
+from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json
+from kseq.data.argument_checks import check_choice, check_integer
+from kseq.data.cache_folders import publish_directory, remove_stale_temporary
 from kseq.data.help_paragraphs import aligned_help_paragraphs, collapse_spaces
 from kseq.data.libreoffice_packages import fetch_and_unpack
 from kseq.data.mo_catalog import read_mo
-from kseq.data.parallel_text import read_tsv
+from kseq.errors import KseqError
 
 LANGUAGES = ("fr", "de", "es")
-FORMAT_VERSION = 1
+SPLITS = ("train", "valid", "test", "peer_test")
+FORMAT_VERSION = 1  # of the split rules; report.json's checksums mark a whole cache folder
 NOTICE = (
     "Text from LibreOffice's help and user-interface translations (Debian packages "
     "libreoffice-help-*, libreoffice-l10n-*), (c) The Document Foundation and contributors, "
@@ -41,6 +48,9 @@ NOTICE = (
 def kseq_home():
     """The cache folder: `$KSEQ_HOME`, default `~/.cache/kseq`."""
     return os.environ.get("KSEQ_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "kseq")
+
+
+logger = logging.getLogger("kseq")
 
 
 def _progress(message):
@@ -83,7 +93,8 @@ def clean_and_split(help_pairs, ui_pairs_, held_out_percent=6):
     >>> report["kept"], sum(len(splits[n]) for n in ("train", "valid", "test"))
     (2, 2)
     """
-    splits = {"train": [], "valid": [], "test": [], "peer_test": []}
+    held_out_percent = check_integer("held_out_percent", held_out_percent, 1, 100)
+    splits = {name: [] for name in SPLITS}
     seen, filtered, duplicates = set(), 0, 0
     for origin, pairs in (("help", help_pairs), ("ui", ui_pairs_)):
         for english, foreign in pairs:
@@ -113,12 +124,6 @@ def clean_and_split(help_pairs, ui_pairs_, held_out_percent=6):
         "overlap_peer_test_train_sources": sum(e in train_sources for e, _ in splits["peer_test"]),
     }
     return splits, report
-
-
-def _write_tsv(path, pairs):
-    with open(path, "w", encoding="utf-8") as handle:
-        for english, foreign in pairs:
-            handle.write(f"{english}\t{foreign}\n")
 
 
 def _copy_notice(root, folder):
@@ -153,23 +158,105 @@ def libreoffice_dataset(target_language="fr", held_out_percent=6, cache_dir=None
     under `cache_dir` (default `$KSEQ_HOME/libreoffice/<language>`); later
     calls read the TSV files.
 
-    Raises `LibreOfficeDataError` when apt is missing or the language is not offered.
+    The split folder is written whole in a temporary folder and then renamed;
+    `report.json`, written last, holds each file's SHA-256. A cached folder
+    without it, or whose files do not match it (a kill, a full disk, an older
+    kseq), is ignored with a warning and rebuilt.
+
+    Args:
+        target_language: `"fr"`, `"de"` or `"es"`.
+        held_out_percent: an integer 1-100: the share of English sides held
+            out for `valid` and `test` (0 would leave both empty).
+        cache_dir: a folder, or None for the default.
+
+    Raises `KseqError` naming a bad argument, and `LibreOfficeDataError` when
+    apt is missing or the language is not offered.
     """
-    if target_language not in LANGUAGES:
-        raise ValueError(f"`target_language` must be one of {LANGUAGES}. "
-                         f"Received: target_language={target_language!r}")
-    folder = cache_dir or os.path.join(kseq_home(), "libreoffice", target_language)
+    check_choice("target_language", target_language, LANGUAGES)
+    held_out_percent = check_integer("held_out_percent", held_out_percent, 1, 100)
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise KseqError(f"`cache_dir` must be a folder path or None. Received: "
+                        f"cache_dir={cache_dir!r}")
+    folder = os.fspath(cache_dir or os.path.join(kseq_home(), "libreoffice", target_language))
     split_folder = os.path.join(folder, f"v{FORMAT_VERSION}-held{held_out_percent}")
-    names = ("train", "valid", "test", "peer_test")
-    if os.path.isfile(os.path.join(split_folder, "report.json")):
-        return {name: read_tsv(os.path.join(split_folder, f"{name}.tsv"))[0] for name in names}
+    if os.path.lexists(split_folder):
+        try:
+            return read_split_folder(split_folder)
+        except StaleCacheError as error:
+            logger.warning("Ignoring the cached splits in %s and rebuilding them: %s",
+                           split_folder, error)
     root = fetch_and_unpack(target_language, folder)
     splits, report = build_from_tree(root, target_language, held_out_percent)
-    os.makedirs(split_folder, exist_ok=True)
-    for name in names:
-        _write_tsv(os.path.join(split_folder, f"{name}.tsv"), splits[name])
-    _copy_notice(root, split_folder)
-    with open(os.path.join(split_folder, "report.json"), "w", encoding="utf-8") as handle:
-        json.dump(report, handle, indent=2)  # written last: its presence marks a complete cache
+    write_split_folder(split_folder, root, splits, report)
     _progress(f"splits {report['sizes']} in {split_folder}")
     return splits
+
+
+class StaleCacheError(Exception):
+    """A cached split folder that is incomplete, altered or from an older kseq."""
+
+
+def write_split_folder(split_folder, root, splits, report):
+    """Writes the TSV files, `NOTICE.txt` and, last, `report.json` (with checksums) whole.
+
+    Everything goes to a temporary folder beside `split_folder` that is then
+    renamed; if another process published a complete folder first, that one is kept.
+    """
+    parent = os.path.dirname(os.path.abspath(split_folder))
+    os.makedirs(parent, exist_ok=True)
+    remove_stale_temporary(parent)
+    scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
+    try:
+        files = {}
+        for name in SPLITS:
+            data = "".join(f"{english}\t{foreign}\n" for english, foreign in splits[name])
+            data = data.encode("utf-8")
+            with open(os.path.join(scratch, f"{name}.tsv"), "wb") as handle:
+                handle.write(data)
+            files[f"{name}.tsv"] = {"pairs": len(splits[name]),
+                                    "sha256": hashlib.sha256(data).hexdigest()}
+        _copy_notice(root, scratch)
+        with open(os.path.join(scratch, "NOTICE.txt"), "rb") as handle:
+            files["NOTICE.txt"] = {"sha256": hashlib.sha256(handle.read()).hexdigest()}
+        # Written last (and fsynced): its presence with matching checksums marks a whole cache.
+        atomic_write_json(os.path.join(scratch, "report.json"), {**report, "files": files})
+        publish_directory(scratch, split_folder, _is_complete)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)  # gone already when it was published
+
+
+def read_split_folder(split_folder):
+    """The splits cached in `split_folder`; raises `StaleCacheError` saying what is wrong."""
+    try:
+        with open(os.path.join(split_folder, "report.json"), "rb") as handle:
+            files = json.loads(handle.read().decode("utf-8"))["files"]
+        expected = {f"{name}.tsv" for name in SPLITS} | {"NOTICE.txt"}
+        if not isinstance(files, dict) or set(files) != expected or not all(
+                isinstance(entry, dict) for entry in files.values()):
+            raise KeyError("files")
+    except FileNotFoundError:
+        raise StaleCacheError("no report.json (an interrupted build)") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise StaleCacheError(f"report.json is unreadable or lists no checksums, as an older "
+                              f"kseq wrote it ({type(error).__name__}: {error})") from None
+    splits = {}
+    for name in sorted(files):
+        try:
+            with open(os.path.join(split_folder, name), "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            raise StaleCacheError(f"{name} is unreadable ({error.strerror})") from None
+        if hashlib.sha256(data).hexdigest() != files[name].get("sha256"):
+            raise StaleCacheError(f"{name} does not match its checksum in report.json")
+        if name.endswith(".tsv"):
+            lines = data.decode("utf-8").split("\n")[:-1]
+            splits[name[: -len(".tsv")]] = [tuple(line.split("\t", 1)) for line in lines]
+    return {name: splits[name] for name in SPLITS}
+
+
+def _is_complete(split_folder):
+    try:
+        read_split_folder(split_folder)
+    except StaleCacheError:
+        return False
+    return True
