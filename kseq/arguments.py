@@ -64,8 +64,8 @@ def check_float(name, value, minimum=None, maximum=None, exclusive_minimum=False
 
 def check_choice(name, value, choices):
     """One of `choices` (compared with `==`)."""
-    if value not in choices:
-        _fail(name, f"one of {list(choices)}", value)
+    if value not in tuple(choices):
+        _fail(name, f"one of {tuple(choices)}", value)
     return value
 
 

@@ -15,6 +15,7 @@ import keras
 
 from kseq.data.libreoffice import kseq_home, libreoffice_dataset
 from kseq.data.numbers import numbers_dataset
+from kseq.errors import KseqError
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
 from kseq.models.learning_rate import WarmupInverseSqrt
 from kseq.models.conv_translator import ConvTranslator
@@ -55,8 +56,15 @@ def merge(base, *overrides):
 def load_recipe(name_or_path):
     """A preset name, or a path to a recipe JSON file -> the recipe dict."""
     if os.path.isfile(str(name_or_path)):
-        with open(name_or_path, encoding="utf-8") as handle:
-            return json.load(handle)
+        try:
+            with open(name_or_path, encoding="utf-8") as handle:
+                recipe = json.load(handle)
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise KseqError(f"The recipe file is not valid JSON ({error}). "
+                            f"Received: {name_or_path}") from None
+        if not isinstance(recipe, dict):
+            raise KseqError(f"A recipe file must hold a JSON object. Received: {name_or_path}")
+        return recipe
     if name_or_path not in presets():
         raise ValueError(f"Unknown preset {name_or_path!r}; valid presets: {', '.join(presets())}."
                          f" Received: {name_or_path!r}")

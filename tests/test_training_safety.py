@@ -27,20 +27,25 @@ PRESET = "numbers_fr_tiny"  # no dropout
 # Smaller still, and one bucket (one traced shape): 6 batches an epoch.
 OVERRIDES = {"data": {"train_size": 192, "valid_size": 8, "test_size": 8},
              "training": {"boundaries": [32], "bleu_subset": 4}}
-KILL_AT_STEP = 10  # epoch 2, batch 4; checkpoints every 4 steps: 4 and 8 exist
+KILL_AT_STEP = 8  # SIGKILL inside the write of the step-8 checkpoint (epoch 2, batch 2)
 
-# The child trains through kseq.training.train with one extra callback (or a patched
-# `Model.save`) that SIGKILLs its own process at a chosen moment.
+# The child trains through kseq.training.train with `Model.save_weights` (checkpoints)
+# or `Model.save` (the final model) patched to write a torn file and SIGKILL itself.
 CHILD = textwrap.dedent("""
     import json, os, signal, sys, keras
     from kseq.training import train
     output, mode, epochs = sys.argv[1], sys.argv[2], int(sys.argv[3])
     overrides = json.loads(sys.argv[4])
 
-    class KillAtStep(keras.callbacks.Callback):
-        def on_train_batch_end(self, batch, logs=None):
-            if int(self.model.optimizer.iterations.numpy()) == {kill_at}:
+    if mode == "kill-in-checkpoint-write":
+        original_weights = keras.Model.save_weights
+        def torn_save_weights(self, path, *args, **kwargs):
+            original_weights(self, path, *args, **kwargs)
+            if int(self.optimizer.iterations.numpy()) == {kill_at}:
+                with open(path, "r+b") as handle:
+                    handle.truncate(os.path.getsize(path) // 2)
                 os.kill(os.getpid(), signal.SIGKILL)
+        keras.Model.save_weights = torn_save_weights
 
     if mode == "kill-in-final-save":
         original = keras.Model.save
@@ -50,9 +55,8 @@ CHILD = textwrap.dedent("""
                 handle.truncate(3190)  # the torn file size the issue reports
             os.kill(os.getpid(), signal.SIGKILL)
         keras.Model.save = torn_save
-    callbacks = [KillAtStep()] if mode == "kill-at-step" else []
     train("{preset}", output, epochs=epochs, save_every_steps=4, verbose=0,
-          extra_callbacks=callbacks, overrides=overrides)
+          overrides=overrides)
 """).replace("{kill_at}", str(KILL_AT_STEP)).replace("{preset}", PRESET)
 
 
@@ -95,18 +99,15 @@ def run_folder(tmp_path_factory):
 @pytest.mark.slow
 def test_killed_run_resumes_the_data_and_equals_an_uninterrupted_one(
         run_folder, uninterrupted, capsys):
-    killed = run_child(run_folder, "kill-at-step", 2)
+    killed = run_child(run_folder, "kill-in-checkpoint-write", 2)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     backup = run_folder / "backup"
-    assert sorted(p.name for p in backup.iterdir()) == [
-        "step-000000004.json", "step-000000004.weights.h5",
-        "step-000000008.json", "step-000000008.weights.h5"]
-    # A torn metadata file (a kill or a full disk) must cost one checkpoint, not the run.
-    (backup / "step-000000008.json").write_text("")
+    names = sorted(p.name for p in backup.iterdir())
+    assert names[1:] == ["step-000000004.json", "step-000000004.weights.h5"]
+    assert len(names) == 3 and names[0].startswith(".kseq-partial-")  # the torn write
 
     train(PRESET, str(run_folder), epochs=2, save_every_steps=4, verbose=0, overrides=OVERRIDES)
     out = capsys.readouterr().out
-    assert "checkpoint at step 8 skipped" in out and "step-000000008.json" in out
     assert "resuming at step 4 (epoch 1, batch 4; training to epoch 2)" in out
     weights, step = weights_and_step(run_folder / "model.keras")
     expected_weights, expected_step = uninterrupted
@@ -185,3 +186,29 @@ def test_non_finite_loss_stops_keeps_the_last_finite_checkpoint_and_exits_2(tmp_
     model = _model_from_config(RunFolder(str(output)), recipe)
     CheckpointStore(str(output / "backup")).load(model, saved)
     assert all(np.all(np.isfinite(w)) for w in model.get_weights())
+
+
+def test_checkpoint_store_skips_each_kind_of_bad_checkpoint(tmp_path, capsys):
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+    model.compile("adam", "mse")
+    store = CheckpointStore(str(tmp_path))
+    for _ in range(2):  # two checkpoints: steps 1 and 2
+        model.fit(np.ones((2, 2)), np.ones((2, 3)), verbose=0)
+        store.save(model, steps_per_epoch=5, target_epochs=1)
+    assert store.steps() == [2, 1] and store.latest()["step"] == 2
+    weights = tmp_path / "step-000000002.weights.h5"
+    weights.write_bytes(weights.read_bytes()[:-100])  # torn by a full disk
+    assert store.latest()["step"] == 1
+    assert "step-000000002.weights.h5 is damaged" in capsys.readouterr().out
+    (tmp_path / "step-000000001.json").write_text('{"step": 1, "weights_')  # cut
+    assert store.latest() is None
+    assert "step-000000001.json is unreadable" in capsys.readouterr().out
+
+    model.fit(np.ones((2, 2)), np.ones((2, 3)), verbose=0)
+    metadata = store.save(model, steps_per_epoch=5, target_epochs=1)  # keeps the newest two
+    assert store.steps() == [3, 2] and store.latest() == metadata
+    fresh = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+    fresh.compile("adam", "mse")
+    store.load(fresh, metadata)
+    assert int(fresh.optimizer.iterations.numpy()) == 3
+    assert_same_weights(fresh.get_weights(), model.get_weights())

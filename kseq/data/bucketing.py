@@ -10,7 +10,7 @@ import numbers
 
 import tensorflow as tf
 
-from kseq.data.argument_checks import check_integer
+from kseq.arguments import check_int
 from kseq.errors import KseqError
 
 
@@ -25,8 +25,8 @@ def bucket_batch_sizes(boundaries, batch_size=None, token_budget=None):
         raise KseqError("Pass exactly one of `batch_size` and `token_budget`. "
                         f"Received: batch_size={batch_size}, token_budget={token_budget}")
     if batch_size is not None:
-        return [check_integer("batch_size", batch_size, minimum=1)] * len(boundaries)
-    token_budget = check_integer("token_budget", token_budget, minimum=1)
+        return [check_int("batch_size", batch_size, minimum=1)] * len(boundaries)
+    token_budget = check_int("token_budget", token_budget, minimum=1)
     return [max(1, token_budget // b) for b in boundaries]
 
 
@@ -44,7 +44,7 @@ def check_boundaries(boundaries):
 
 def filter_by_length(max_length):
     """Drops examples whose source or target is longer than `max_length` (for `apply`)."""
-    max_length = check_integer("max_length", max_length, minimum=1)
+    max_length = check_int("max_length", max_length, minimum=1)
 
     def apply(dataset):
         return dataset.filter(lambda f, l: _example_length(f, l) <= max_length)

@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json
-from kseq.data.argument_checks import check_choice, check_integer
+from kseq.arguments import check_choice, check_int
 from kseq.data.cache_folders import publish_directory, remove_stale_temporary
 from kseq.data.help_paragraphs import aligned_help_paragraphs, collapse_spaces
 from kseq.data.libreoffice_packages import fetch_and_unpack
@@ -93,7 +93,7 @@ def clean_and_split(help_pairs, ui_pairs_, held_out_percent=6):
     >>> report["kept"], sum(len(splits[n]) for n in ("train", "valid", "test"))
     (2, 2)
     """
-    held_out_percent = check_integer("held_out_percent", held_out_percent, 1, 100)
+    held_out_percent = check_int("held_out_percent", held_out_percent, 1, 100)
     splits = {name: [] for name in SPLITS}
     seen, filtered, duplicates = set(), 0, 0
     for origin, pairs in (("help", help_pairs), ("ui", ui_pairs_)):
@@ -173,7 +173,7 @@ def libreoffice_dataset(target_language="fr", held_out_percent=6, cache_dir=None
     apt is missing or the language is not offered.
     """
     check_choice("target_language", target_language, LANGUAGES)
-    held_out_percent = check_integer("held_out_percent", held_out_percent, 1, 100)
+    held_out_percent = check_int("held_out_percent", held_out_percent, 1, 100)
     if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
         raise KseqError(f"`cache_dir` must be a folder path or None. Received: "
                         f"cache_dir={cache_dir!r}")

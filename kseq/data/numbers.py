@@ -10,7 +10,7 @@ import hashlib
 
 import numpy as np
 
-from kseq.data.argument_checks import check_choice, check_integer
+from kseq.arguments import check_choice, check_int
 from kseq.errors import KseqError
 
 LANGUAGES = ("fr", "de", "es", "it")
@@ -60,10 +60,10 @@ def numbers_dataset(target_language="fr", train_size=20000, valid_size=500, test
     """
     check_choice("target_language", target_language, LANGUAGES)
     check_choice("source", source, ("words", "digits"))
-    train_size = check_integer("train_size", train_size)
-    valid_size = check_integer("valid_size", valid_size)
-    test_size = check_integer("test_size", test_size)
-    seed = check_integer("seed", seed)
+    train_size = check_int("train_size", train_size, minimum=0)
+    valid_size = check_int("valid_size", valid_size, minimum=0)
+    test_size = check_int("test_size", test_size, minimum=0)
+    seed = check_int("seed", seed, minimum=0)
     if not 1 <= train_size + valid_size + test_size <= 1_000_000:
         raise KseqError("train_size + valid_size + test_size must be between 1 and 1,000,000 "
                         f"(the numbers 0-999,999). Received: train_size={train_size}, "
