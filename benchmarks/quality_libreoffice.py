@@ -43,8 +43,10 @@ class TrainingClock(keras.callbacks.Callback):
         self.first_step = 0
 
     def on_train_begin(self, logs=None):
-        self.started = time.perf_counter()
-        self.first_step = int(self.model.optimizer.iterations.numpy())
+        # kseq.training.train may call fit twice (a resumed epoch, then the rest): count both.
+        if self.started is None:
+            self.started = time.perf_counter()
+            self.first_step = int(self.model.optimizer.iterations.numpy())
 
     def on_train_batch_end(self, batch, logs=None):
         elapsed = time.perf_counter() - self.started

@@ -121,7 +121,7 @@ def _evaluation_pairs(model_dir, data):
         raise KseqError("--data must be a TSV file, or 'test'/'valid' for a model "
                         f"trained by `kseq train`. Received: --data {data}")
     recipe = zoo.load_recipe(recipe_path)
-    return load_data(recipe, run.recorded_data_source())[data]
+    return load_data(recipe, run.resolve_data_source(None, recipe))[data]  # checks the file
 
 
 def _evaluate(args):

@@ -23,7 +23,8 @@ def main():
     print(f"kseq demo: training preset {preset} for at most {minutes:g} min -> {output}",
           flush=True)
     started = time.perf_counter()
-    model, splits, _ = train(preset, output, minutes=minutes, verbose=1 if not fast else 2)
+    model, splits, _ = train(preset, output, minutes=minutes or None,  # 0: no time limit
+                             verbose=1 if not fast else 2)
     print(f"trained in {time.perf_counter() - started:.0f} s, "
           f"{model.count_params():,} parameters", flush=True)
 

@@ -11,7 +11,7 @@ Example:
 >>> check_recipe({"training": {"batch_size": -4}})
 Traceback (most recent call last):
 ...
-kseq.errors.KseqError: `training.batch_size` must be an integer >= 1. Received: training.batch_size=-4
+kseq.errors.KseqError: `training.batch_size` must be an integer >= 1 or None. Received: training.batch_size=-4
 """
 
 from kseq.arguments import check_float, check_int
@@ -34,6 +34,9 @@ def check_recipe(recipe):
         if not isinstance(recipe.get(section, {}), dict):
             raise KseqError(f"`{section}` must be a JSON object. "
                             f"Received: {section}={recipe[section]!r}")
+    if "data" in recipe and not isinstance(recipe["data"].get("builder"), str):
+        raise KseqError("`data.builder` must name a data builder (e.g. \"numbers\"). "
+                        f"Received: data={recipe['data']!r}")
     _check_model(recipe.get("model", {}))
     _check_training(recipe.get("training", {}))
     max_size = recipe.get("tokenizer", {}).get("max_size")
@@ -58,10 +61,11 @@ def _check_training(training):
         raise KseqError("Give `training.batch_size` or `training.token_budget`, not both. "
                         f"Received: batch_size={training['batch_size']}, "
                         f"token_budget={training['token_budget']}")
-    for key, minimum in (("peak_learning_rate", 0.0), ("clipnorm", 0.0)):
-        if key in training:
-            check_float(f"training.{key}", training[key], minimum=minimum,
-                        exclusive_minimum=True)
+    if "peak_learning_rate" in training:
+        check_float("training.peak_learning_rate", training["peak_learning_rate"], minimum=0.0,
+                    exclusive_minimum=True)
+    check_float("training.clipnorm", training.get("clipnorm"), minimum=0.0,
+                exclusive_minimum=True, allow_none=True)  # null turns clipping off
     if "label_smoothing" in training:
         check_float("training.label_smoothing", training["label_smoothing"], minimum=0.0,
                     maximum=0.99)

@@ -19,6 +19,7 @@ import contextlib
 import csv
 import json
 import os
+import shutil
 
 from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text
 from kseq.errors import KseqError
@@ -59,9 +60,12 @@ class RunFolder:
         if not os.path.isdir(self.path):
             return
         for name in os.listdir(self.path):
-            if name.startswith(TEMPORARY_PREFIX):
+            path = os.path.join(self.path, name)
+            if name.startswith(TEMPORARY_PREFIX) and os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)  # a backup/ renamed for deletion
+            elif name.startswith(TEMPORARY_PREFIX):
                 with contextlib.suppress(OSError):
-                    os.remove(os.path.join(self.path, name))
+                    os.remove(path)
 
     def recorded_data_source(self):
         """The recorded source dict, or None (a new folder, or one from an older kseq)."""
@@ -70,8 +74,13 @@ class RunFolder:
             return None
         try:
             with open(path, encoding="utf-8") as handle:
-                return json.load(handle)
-        except (OSError, ValueError) as error:
+                source = json.load(handle)
+            if source.get("kind") == "file":
+                source["path"], source["sha256"] = str(source["path"]), str(source["sha256"])
+            elif source.get("kind") != "builder":
+                raise ValueError(f"unknown kind {source.get('kind')!r}")
+            return source
+        except (OSError, ValueError, KeyError, AttributeError) as error:
             raise KseqError(f"{path} is unreadable ({error}); delete it to train on the data "
                             f"given now. Received: {path}") from None
 
@@ -97,13 +106,13 @@ class RunFolder:
             raise KseqError(
                 f"This run folder was trained on {describe_source(recorded)}; resume with the "
                 f"same data or train into a new --output. Received: {describe_source(given)}")
-        if given["kind"] == "file" and not os.path.isfile(given["path"]):
-            raise KseqError(f"The data file this run trained on is gone; pass it again with "
-                            f"--data. Received: {given['path']}")
-        if (given["kind"] == "file" and recorded is not None
-                and file_sha256(given["path"]) != recorded["sha256"]):
-            raise KseqError(f"The data file this run trained on has changed since; train into "
-                            f"a new --output. Received: {given['path']}")
+        if given["kind"] == "file" and given is recorded:
+            if not os.path.isfile(given["path"]):
+                raise KseqError(f"The data file this run trained on is gone; pass it again "
+                                f"with --data. Received: {given['path']}")
+            if file_sha256(given["path"]) != recorded.get("sha256"):
+                raise KseqError(f"The data file this run trained on has changed since; train "
+                                f"into a new --output. Received: {given['path']}")
         return given
 
     def record_data_source(self, source):
@@ -146,10 +155,13 @@ def _epoch_of(csv_line):
 
 
 def _same_source(recorded, given):
+    """The same builder spec, or a file with the same content (wherever it now lies)."""
+    if recorded is given:
+        return True
     if recorded.get("kind") != given.get("kind"):
         return False
     if given["kind"] == "file":
-        return os.path.abspath(recorded.get("path", "")) == given["path"]
+        return recorded.get("sha256") == given["sha256"]
     return recorded.get("data") == given.get("data")
 
 

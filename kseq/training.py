@@ -41,7 +41,8 @@ from kseq.metrics.bleu_callback import BleuCallback
 from kseq.models.translator_preprocessor import TranslatorPreprocessor
 from kseq.recipe_checks import check_recipe
 from kseq.run_folder import RunFolder, check_output_folder
-from kseq.training_callbacks import Checkpointing, NonFiniteLossGuard, TimeBudget
+from kseq.training_callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudget,
+                                     weights_are_finite)
 from kseq.training_checkpoints import (CheckpointStore, ensure_optimizer_built,
                                        estimated_file_bytes)
 from kseq.training_curves import TrainingCurves
@@ -77,9 +78,9 @@ def load_data(recipe, data_source=None):
 
 
 def _new_model(recipe, splits):
-    return zoo.translator(recipe["model"].get("arch", "transformer"),
-                          train_pairs=splits["train"], recipe=recipe,
-                          **{k: v for k, v in recipe["model"].items() if k != "arch"})
+    spec = recipe.get("model", {})
+    return zoo.translator(spec.get("arch", "transformer"), train_pairs=splits["train"],
+                          recipe=recipe, **{k: v for k, v in spec.items() if k != "arch"})
 
 
 def _model_from_config(run, recipe):
@@ -119,21 +120,51 @@ class _Start:
 
 
 def _start(run, recipe, splits, store):
-    """A new model, the newest valid checkpoint, or the finished `model.keras`."""
-    checkpoint = store.latest()
-    if checkpoint is not None:
+    """A new model, the newest checkpoint that loads, or the finished `model.keras`."""
+    has_model = os.path.isfile(run.file("model_config.json")) or os.path.isfile(run.model_path)
+    if store.steps() and has_model:
         if os.path.isfile(run.file("model_config.json")):
             model = _model_from_config(run, recipe)
         else:
             model = load_trained(run.path)
-        store.load(model, checkpoint)
-        return _Start(model, checkpoint=checkpoint)
+        checkpoint = store.load_newest(model)
+        if checkpoint is not None:
+            return _Start(model, checkpoint=checkpoint)
     if os.path.isfile(run.model_path):
         return _Start(load_trained(run.path), continued=True)
     if store.steps():
         raise KseqError(f"No usable checkpoint in {store.folder} (see above) and no model.keras; "
                         f"train into a new --output. Received: {run.path}")
-    return _Start(_new_model(recipe, splits))
+    try:
+        return _Start(_new_model(recipe, splits))
+    except TypeError as error:  # an unknown or misspelt model option
+        raise KseqError(f"The recipe's model section does not fit this architecture "
+                        f"({error}). Received: model={recipe.get('model')!r}") from None
+
+
+def _batching(training, seed, steps_per_epoch):
+    """What decides the batches: a checkpoint made with other values cannot resume exactly."""
+    return {"seed": seed, "boundaries": sorted(training.get("boundaries", [16, 32, 48, 64])),
+            "batch_size": training.get("batch_size"),
+            "token_budget": training.get("token_budget"), "steps_per_epoch": steps_per_epoch}
+
+
+def _check_same_batching(checkpoint, batching):
+    recorded = checkpoint.get("batching") or {}
+    changed = sorted(k for k in batching if k in recorded and recorded[k] != batching[k])
+    if changed:
+        raise KseqError(
+            "This run's checkpoint was made with other batching, so the data position cannot "
+            "be resumed; restore the recipe or train into a new --output. Received: "
+            + ", ".join(f"{k}={batching[k]!r} (checkpoint: {recorded[k]!r})" for k in changed))
+
+
+def _check_finite(model, store):
+    if not weights_are_finite(model):
+        raise KseqError(f"Training ended with non-finite weights; no model was saved and "
+                        f"{store.folder} keeps the last finite checkpoint. Lower the learning "
+                        f"rate or check the data. Received: step "
+                        f"{int(model.optimizer.iterations.numpy())}")
 
 
 def _target_epochs(start, epochs, recipe_epochs, position):
@@ -184,7 +215,11 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     check_output_folder(output_dir)
     run = RunFolder(output_dir)
     source = run.resolve_data_source(data_path, recipe)
-    splits = load_data(recipe, source)
+    try:
+        splits = load_data(recipe, source)
+    except TypeError as error:  # an unknown or misspelt data builder option
+        raise KseqError(f"The recipe's data section does not fit its builder ({error}). "
+                        f"Received: data={recipe.get('data')!r}") from None
     training = recipe.get("training", {})
     seed = training.get("seed", 0)
     keras.utils.set_random_seed(seed)  # the same recipe builds the same initial weights
@@ -206,6 +241,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     step = int(model.optimizer.iterations.numpy())
     position = divmod(step, steps_per_epoch)
     target = _target_epochs(start, epochs, training.get("epochs", 10), position)
+    batching = _batching(training, seed, steps_per_epoch)
+    if start.checkpoint is not None:
+        _check_same_batching(start.checkpoint, batching)
 
     # Everything is validated and built: only now does the folder get written.
     os.makedirs(output_dir, exist_ok=True)
@@ -213,7 +251,7 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     run.keep_history_before(position[0])
     atomic_write_json(run.file("recipe.json"), recipe)
     run.record_data_source(source)
-    if not os.path.isfile(run.file("model_config.json")):
+    if start.checkpoint is None:  # the model checkpoints will belong to, from now on
         atomic_write_json(run.file("model_config.json"), model.get_config())
     _report_start(run, start, step, position, target)
 
@@ -221,8 +259,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     budget = TimeBudget(minutes) if minutes else None
     bleu = BleuCallback(splits["valid"], subset=training.get("bleu_subset", 200),
                         verbose=bool(verbose))
-    callbacks = [guard, Checkpointing(store, save_every_steps, steps_per_epoch, target, guard),
-                 bleu, TrainingCurves(run.file("curves.png"), run.logged_rows()),
+    checkpointing = Checkpointing(store, save_every_steps, steps_per_epoch, target, guard,
+                                  batching, start.checkpoint and start.checkpoint["step"])
+    callbacks = [guard, checkpointing, bleu, TrainingCurves(run.file("curves.png"), run.logged_rows()),
                  keras.callbacks.CSVLogger(run.file("history.csv"), append=True)]
     callbacks += [budget] if budget else []
     callbacks += list(extra_callbacks)
@@ -230,8 +269,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     def stream(first, stop, skip):
         return epoch_ordered_batches(table, batcher, seed, (first, stop), skip)
 
-    _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
-              stopped=lambda: guard.bad_step is not None or (budget and budget.expired))
+    if not (start.checkpoint or {}).get("finished"):  # else only the final save is left
+        _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
+                  stopped=lambda: guard.bad_step is not None or (budget and budget.expired))
     if guard.bad_step is not None:
         kept = store.latest()
         raise KseqError(
@@ -240,6 +280,7 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
                                        f"{store.folder}. " if kept else "")
             + "Lower the learning rate or check the data. Received: "
             f"training.peak_learning_rate={training.get('peak_learning_rate')}")
+    _check_finite(model, store)
     _save_final(model, run, store)
     return model, splits, bleu.history
 
@@ -247,7 +288,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
 def _report_start(run, start, step, position, target):
     epoch, batch = position
     where = f"step {step} (epoch {epoch + 1}, batch {batch}; training to epoch {target})"
-    if start.checkpoint is not None:
+    if start.checkpoint is not None and start.checkpoint.get("finished"):
+        print(f"resuming at step {step}: training had finished; saving the model", flush=True)
+    elif start.checkpoint is not None:
         print(f"resuming at {where}", flush=True)
     elif start.continued:
         print(f"continuing from {run.model_path} at {where}", flush=True)

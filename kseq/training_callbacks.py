@@ -22,6 +22,12 @@ import keras
 import numpy as np
 
 
+def weights_are_finite(model):
+    """True when no trainable weight holds a NaN or an infinity."""
+    return all(np.all(np.isfinite(keras.ops.convert_to_numpy(w)))
+               for w in model.trainable_weights)
+
+
 class TimeBudget(keras.callbacks.Callback):
     """Stops training cleanly once `minutes` of wall-clock time have passed."""
 
@@ -73,30 +79,29 @@ class Checkpointing(keras.callbacks.Callback):
     newest checkpoint left is then the last one whose weights gave a finite loss.
     """
 
-    def __init__(self, store, every_steps, steps_per_epoch, target_epochs, guard):
+    def __init__(self, store, every_steps, steps_per_epoch, target_epochs, guard,
+                 batching=None, restored_step=None):
         super().__init__()
         self.store = store
         self.every_steps = every_steps
         self.steps_per_epoch = steps_per_epoch
         self.target_epochs = target_epochs
         self.guard = guard
-        self.saved_step = None
+        self.batching = batching
+        self.saved_step = restored_step  # a resumed run's first step may go bad too
 
     def _step(self):
         return int(self.model.optimizer.iterations.numpy())
 
-    def _save(self):
-        metadata = self.store.save(self.model, self.steps_per_epoch, self.target_epochs)
+    def _save(self, finished=False):
+        metadata = self.store.save(self.model, self.steps_per_epoch, self.target_epochs,
+                                   self.batching, finished)
         self.saved_step = metadata["step"]
 
-    def _weights_finite(self):
-        return all(np.all(np.isfinite(keras.ops.convert_to_numpy(w)))
-                   for w in self.model.trainable_weights)
-
-    def _maybe_save(self):
-        if self.guard.bad_step is None and self._step() != self.saved_step:
-            if self._weights_finite():
-                self._save()
+    def _maybe_save(self, finished=False):
+        if self.guard.bad_step is None and (self._step() != self.saved_step or finished):
+            if weights_are_finite(self.model):
+                self._save(finished)
 
     def on_train_batch_end(self, batch, logs=None):
         if self.guard.bad_step is not None:
@@ -108,4 +113,9 @@ class Checkpointing(keras.callbacks.Callback):
             self._maybe_save()
 
     def on_train_end(self, logs=None):
-        self._maybe_save()
+        # Marked finished when no more training is due (the target reached or the time
+        # budget spent), so a kill during the final save only repeats the save.
+        self._maybe_save(finished=self.model.stop_training or self._at_target())
+
+    def _at_target(self):
+        return self._step() >= self.target_epochs * self.steps_per_epoch

@@ -6,8 +6,12 @@ name and moved into place (`kseq.atomic_files`):
 - `step-000000120.weights.h5`: model weights with the optimizer's state and
   step counter (Keras `save_weights` of a compiled model);
 - `step-000000120.json`: the position (`step`, `epoch`, `batch`), the target
-  epoch, and the weights file's size and SHA-256. It is written last, so a
-  checkpoint without it never existed.
+  epoch, how batches were made (`batching`: seed, boundaries, batch size or
+  token budget, batches per epoch), the random-seed states of the dropout
+  layers (Keras's `save_weights` leaves them out, and a resumed run must draw
+  the same masks), whether training had `finished`, and the weights file's
+  size and SHA-256. It is written last, so a checkpoint without it never
+  existed.
 
 Reading validates every file: unparsable JSON, a missing weights file, or one
 whose size or hash differs is reported by name and the next older checkpoint
@@ -66,6 +70,12 @@ def estimated_file_bytes(model):
     return int(data * 1.1) + (256 << 10)
 
 
+def seed_variables(model):
+    """The random-seed states of `model` (dropout), which `save_weights` does not save."""
+    saved = {id(variable) for variable in model.weights}
+    return [variable for variable in model.variables if id(variable) not in saved]
+
+
 def ensure_optimizer_built(model):
     """Creates the optimizer's variables so `load_weights` can fill them."""
     optimizer = getattr(model, "optimizer", None)
@@ -91,7 +101,7 @@ class CheckpointStore:
         found = [int(m.group(1)) for m in map(_NAME.match, os.listdir(self.folder)) if m]
         return sorted(found, reverse=True)
 
-    def save(self, model, steps_per_epoch, target_epochs):
+    def save(self, model, steps_per_epoch, target_epochs, batching=None, finished=False):
         """Writes a checkpoint at the optimizer's current step; returns its metadata.
 
         Raises `KseqError` naming the folder when a write fails (disk full, read
@@ -107,6 +117,8 @@ class CheckpointStore:
                 model.save_weights(scratch)
             metadata = {"step": step, "epoch": epoch, "batch": batch,
                         "steps_per_epoch": steps_per_epoch, "target_epochs": target_epochs,
+                        "batching": batching or {}, "finished": bool(finished),
+                        "seed_states": [v.numpy().tolist() for v in seed_variables(model)],
                         "weights_file": os.path.basename(weights_path),
                         "weights_bytes": os.path.getsize(weights_path),
                         "weights_sha256": file_sha256(weights_path)}
@@ -140,7 +152,11 @@ class CheckpointStore:
         try:
             with open(metadata_path, encoding="utf-8") as handle:
                 metadata = json.load(handle)
-            expected = (metadata["weights_bytes"], metadata["weights_sha256"])
+            expected = (int(metadata["weights_bytes"]), str(metadata["weights_sha256"]))
+            if int(metadata["step"]) != step or int(metadata["target_epochs"]) < 1:
+                raise ValueError(f"it describes step {metadata['step']}")
+            for key in ("batching", "seed_states"):
+                metadata.setdefault(key, {} if key == "batching" else [])
         except (OSError, ValueError, KeyError, TypeError) as error:
             return None, f"{metadata_path} is unreadable ({_short(error)})"
         if not os.path.isfile(weights_path):
@@ -151,29 +167,58 @@ class CheckpointStore:
                           f"{actual[1][:12]}…; expected {expected[0]} bytes, {expected[1][:12]}…)")
         return metadata, None
 
-    def latest(self):
-        """Metadata of the newest valid checkpoint (reporting each bad one), or None."""
+    def valid(self):
+        """Metadata of each valid checkpoint, newest first (reporting each bad one)."""
         for step in self.steps():
             metadata, problem = self._validate(step)
-            if metadata is not None:
-                return metadata
-            self.report(f"checkpoint at step {step} skipped: {problem}")
-        return None
+            if metadata is None:
+                self.report(f"checkpoint at step {step} skipped: {problem}")
+            else:
+                yield metadata
+
+    def latest(self):
+        """Metadata of the newest valid checkpoint, or None."""
+        return next(self.valid(), None)
 
     def load(self, model, metadata):
-        """Loads a checkpoint found by `latest()` into a compiled model."""
+        """Loads a checkpoint found by `valid()` into a compiled model."""
         weights_path = self._paths(metadata["step"])[1]
         ensure_optimizer_built(model)
+        variables = seed_variables(model)
         try:
+            if len(metadata["seed_states"]) not in (0, len(variables)):
+                raise ValueError(f"{len(metadata['seed_states'])} seed states for "
+                                 f"{len(variables)} dropout seeds")
             model.load_weights(weights_path)
+            for variable, state in zip(variables, metadata["seed_states"]):
+                variable.assign(np.asarray(state, dtype=variable.dtype))
         except Exception as error:
             raise KseqError(f"Could not load the checkpoint {weights_path} into this model "
                             f"({_short(error)}); was the recipe changed? Received: "
                             f"{weights_path}") from None
 
+    def load_newest(self, model):
+        """Loads the newest checkpoint that validates and loads; returns its metadata or None."""
+        for metadata in self.valid():
+            try:
+                self.load(model, metadata)
+                return metadata
+            except KseqError as error:
+                self.report(f"checkpoint at step {metadata['step']} skipped: {error}")
+        return None
+
     def clear(self):
-        """Deletes the folder (after the final model was saved)."""
-        shutil.rmtree(self.folder, ignore_errors=True)
+        """Deletes the folder (after the final model was saved).
+
+        Renamed first, so a kill during the deletion leaves no older checkpoint
+        that a later run would resume from.
+        """
+        if not os.path.isdir(self.folder):
+            return
+        doomed = os.path.join(os.path.dirname(os.path.abspath(self.folder)),
+                              f"{TEMPORARY_PREFIX}backup-{os.getpid()}")
+        os.replace(self.folder, doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _short(error):

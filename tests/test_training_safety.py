@@ -4,8 +4,11 @@ The tests run in order on one run folder (module fixtures), each starting from
 what the one before left, as a user's commands would.
 """
 
+import contextlib
+import io
 import json
 import os
+import shutil
 import resource
 import signal
 import subprocess
@@ -18,14 +21,17 @@ import pytest
 
 from kseq import zoo
 from kseq.cli import main
+from kseq.errors import KseqError
 from kseq.run_folder import RunFolder
 from kseq.training import _model_from_config, train
 from kseq.training_checkpoints import CheckpointStore
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
-PRESET = "numbers_fr_tiny"  # no dropout
-# Smaller still, and one bucket (one traced shape): 6 batches an epoch.
+PRESET = "numbers_fr_tiny"
+# Smaller still, one bucket (one traced shape): 6 batches an epoch. Dropout on, so an exact
+# resume also needs the dropout layers' seed states back.
 OVERRIDES = {"data": {"train_size": 192, "valid_size": 8, "test_size": 8},
+             "model": {"dropout": 0.1},
              "training": {"boundaries": [32], "bleu_subset": 4}}
 KILL_AT_STEP = 8  # SIGKILL inside the write of the step-8 checkpoint (epoch 2, batch 2)
 
@@ -92,22 +98,25 @@ def uninterrupted(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def run_folder(tmp_path_factory):
-    return tmp_path_factory.mktemp("killed")
+def resumed_run(tmp_path_factory):
+    """A run SIGKILLed inside a checkpoint write, then resumed: `(folder, backup names, log)`."""
+    folder = tmp_path_factory.mktemp("killed")
+    killed = run_child(folder, "kill-in-checkpoint-write", 2)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    names = sorted(p.name for p in (folder / "backup").iterdir())
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):
+        train(PRESET, str(folder), epochs=2, save_every_steps=4, verbose=0,
+              overrides=OVERRIDES)
+    return folder, names, log.getvalue()
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_the_data_and_equals_an_uninterrupted_one(
-        run_folder, uninterrupted, capsys):
-    killed = run_child(run_folder, "kill-in-checkpoint-write", 2)
-    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    backup = run_folder / "backup"
-    names = sorted(p.name for p in backup.iterdir())
+def test_killed_run_resumes_the_data_and_equals_an_uninterrupted_one(resumed_run,
+                                                                     uninterrupted):
+    run_folder, names, out = resumed_run
     assert names[1:] == ["step-000000004.json", "step-000000004.weights.h5"]
     assert len(names) == 3 and names[0].startswith(".kseq-partial-")  # the torn write
-
-    train(PRESET, str(run_folder), epochs=2, save_every_steps=4, verbose=0, overrides=OVERRIDES)
-    out = capsys.readouterr().out
     assert "resuming at step 4 (epoch 1, batch 4; training to epoch 2)" in out
     weights, step = weights_and_step(run_folder / "model.keras")
     expected_weights, expected_step = uninterrupted
@@ -120,7 +129,8 @@ def test_killed_run_resumes_the_data_and_equals_an_uninterrupted_one(
 
 
 @pytest.mark.slow
-def test_full_disk_stops_with_one_line_and_keeps_the_model(run_folder):
+def test_full_disk_stops_with_one_line_and_keeps_the_model(resumed_run):
+    run_folder = resumed_run[0]
     before = (run_folder / "model.keras").read_bytes()
 
     # Small files (CSV, JSON, PNG) fit under 64 KB; the ~300 KB checkpoint does not.
@@ -145,7 +155,9 @@ def test_full_disk_stops_with_one_line_and_keeps_the_model(run_folder):
 
 
 @pytest.mark.slow
-def test_kill_in_the_final_save_keeps_the_good_model_and_the_rerun_finishes(run_folder, capsys):
+def test_kill_in_the_final_save_keeps_the_good_model_and_the_rerun_finishes(resumed_run,
+                                                                           capsys):
+    run_folder = resumed_run[0]
     good_weights, good_step = weights_and_step(run_folder / "model.keras")
     killed = run_child(run_folder, "kill-in-final-save", 1)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
@@ -156,7 +168,8 @@ def test_kill_in_the_final_save_keeps_the_good_model_and_the_rerun_finishes(run_
     assert (run_folder / "backup").is_dir()
 
     train(PRESET, str(run_folder), epochs=1, save_every_steps=4, verbose=0, overrides=OVERRIDES)
-    assert "resuming at step 18" in capsys.readouterr().out  # the checkpoint written at the end
+    # The checkpoint written when training ended is marked finished: only the save is redone.
+    assert "resuming at step 18" in capsys.readouterr().out
     assert weights_and_step(run_folder / "model.keras")[1] == 18
     assert not (run_folder / "backup").exists()
     leftovers = [p.name for p in run_folder.iterdir() if p.name.startswith(".kseq-partial")]
@@ -197,7 +210,11 @@ def test_checkpoint_store_skips_each_kind_of_bad_checkpoint(tmp_path, capsys):
         store.save(model, steps_per_epoch=5, target_epochs=1)
     assert store.steps() == [2, 1] and store.latest()["step"] == 2
     weights = tmp_path / "step-000000002.weights.h5"
-    weights.write_bytes(weights.read_bytes()[:-100])  # torn by a full disk
+    torn = weights.read_bytes()[:-100]  # torn by a full disk
+    weights.unlink()
+    assert store.latest()["step"] == 1
+    assert "step-000000002.weights.h5 is missing" in capsys.readouterr().out
+    weights.write_bytes(torn)
     assert store.latest()["step"] == 1
     assert "step-000000002.weights.h5 is damaged" in capsys.readouterr().out
     (tmp_path / "step-000000001.json").write_text('{"step": 1, "weights_')  # cut
@@ -212,3 +229,30 @@ def test_checkpoint_store_skips_each_kind_of_bad_checkpoint(tmp_path, capsys):
     store.load(fresh, metadata)
     assert int(fresh.optimizer.iterations.numpy()) == 3
     assert_same_weights(fresh.get_weights(), model.get_weights())
+
+
+class PoisonWeightsAtStep(keras.callbacks.Callback):
+    """Makes one weight NaN after step `step` while that step's loss was finite."""
+
+    def __init__(self, step):
+        super().__init__()
+        self.step = step
+
+    def on_train_batch_end(self, batch, logs=None):
+        if int(self.model.optimizer.iterations.numpy()) == self.step:
+            weight = self.model.trainable_weights[0]
+            weight.assign(np.full(weight.shape, np.nan, dtype="float32"))
+
+
+@pytest.mark.slow
+def test_non_finite_weights_never_replace_a_good_model(resumed_run, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(resumed_run[0], folder)
+    before = (folder / "model.keras").read_bytes()
+    step = weights_and_step(folder / "model.keras")[1]
+    with pytest.raises(KseqError, match="non-finite weights"):
+        train(PRESET, str(folder), epochs=1, save_every_steps=4, verbose=0,
+              overrides=OVERRIDES, extra_callbacks=[PoisonWeightsAtStep(step + 6)])
+    assert (folder / "model.keras").read_bytes() == before  # the continued run saved nothing
+    kept = CheckpointStore(str(folder / "backup")).latest()
+    assert kept["step"] == step + 6  # written in that step before the weights went bad

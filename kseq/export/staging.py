@@ -117,9 +117,13 @@ def publish(source, destination, replace=False):
             raise FileExistsError(errno.EEXIST, "already exists", destination)
         old = os.path.join(os.path.dirname(source), "replaced")
         os.rename(destination, old)
+    else:
+        old = None
     try:
         os.rename(source, destination)
     except OSError as error:
+        if old is not None and not os.path.lexists(destination):
+            os.rename(old, destination)  # put the previous export back before failing
         if error.errno in (errno.EEXIST, errno.ENOTEMPTY):  # created meanwhile
             raise FileExistsError(errno.EEXIST, "already exists", destination) from error
         raise
