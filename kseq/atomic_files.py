@@ -22,7 +22,6 @@ import contextlib
 import errno
 import json
 import os
-import shutil
 import tempfile
 
 # Temporary names start with this, so cleaners and listings can tell them apart.
@@ -95,32 +94,6 @@ def atomic_write_text(path, text):
 def atomic_write_json(path, data):
     """Writes `data` as indented JSON to `path` atomically."""
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
-@contextlib.contextmanager
-def atomic_directory(path):
-    """Yields a hidden temporary folder beside `path`; on success it becomes `path`.
-
-    An existing `path` is replaced whole (moved aside, then deleted) so no
-    reader ever sees a mix of old and new files. On failure the temporary
-    folder is deleted and `path` is untouched.
-    """
-    parent = os.path.dirname(os.path.abspath(path))
-    scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
-    try:
-        yield scratch
-        os.chmod(scratch, 0o777 & ~_current_umask())
-        if os.path.exists(path):
-            old = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
-            os.rmdir(old)
-            os.replace(path, old)
-            os.replace(scratch, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(scratch, path)
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
 
 
 def _fsync_file(path):

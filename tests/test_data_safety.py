@@ -161,6 +161,10 @@ def test_every_cut_or_altered_vocabulary_file_is_refused():
     for cut in range(len(data)):  # every prefix, including the empty file
         with pytest.raises(VocabularyFileError):
             parse_vocabulary(data[:cut], require_marker=True)
+    marker_start = data.rindex(b"\n#kseq-vocabulary") + 6  # past "#kseq"
+    for cut in range(marker_start, len(data)):  # cut inside the marker: never a plain file
+        with pytest.raises(VocabularyFileError, match="end marker"):
+            parse_vocabulary(data[:cut])
     altered = data.replace(b"chat", b"chut")
     with pytest.raises(VocabularyFileError, match="checksum"):
         parse_vocabulary(altered)  # a marker is checked even where not required

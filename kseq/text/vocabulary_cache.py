@@ -76,6 +76,8 @@ def parse_vocabulary(data, require_marker=False):
     except UnicodeDecodeError as error:
         raise VocabularyFileError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
     body, _, last = text[:-1].rpartition("\n") if text.endswith("\n") else ("", "", "")
+    if text.rpartition("\n")[2].startswith(MARKER[:5]):  # "#kseq...": a marker line, cut
+        raise VocabularyFileError(f"its end marker `{MARKER} ...` is cut")
     if not last.startswith(MARKER + " "):
         if require_marker:
             raise VocabularyFileError(f"no end marker `{MARKER} ...`: the file is cut or was "
