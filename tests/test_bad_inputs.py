@@ -62,6 +62,9 @@ def cli_rows(root):
         (["train", "numbers_fr_tiny", "--output", run, "--minutes", "nan"], "--minutes"),
         (["train", "numbers_fr_tiny", "--output", run, "--save-every", "0"], "--save-every"),
         (["train", "numbers_fr_tiny", "--output", a_file], "--output"),
+        # Root ignores permission bits; /proc refuses new folders even to root.
+        (["train", "numbers_fr_tiny", "--output", "/proc/kseq-run", "--epochs", "1"],
+         "/proc/kseq-run"),
         (["train", str(root / "bad.json"), "--output", run], "bad.json"),
         (["train", str(root / "zero_length.json"), "--output", run], "model.max_source_length"),
         (["train", str(root / "negative_batch.json"), "--output", run], "training.batch_size"),
