@@ -12,7 +12,8 @@ import logging
 import os
 import sys
 
-from kseq.errors import KseqError
+from kseq.arguments import check_float, check_int
+from kseq.errors import KseqError, one_line
 
 
 class _UsageError(Exception):
@@ -25,27 +26,22 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _integer(minimum):
+    """An argparse type: the text as an integer >= `minimum` (kseq.arguments' check)."""
     def parse(text):
         try:
-            value = int(text)
-        except ValueError:
+            return check_int("value", int(text), minimum=minimum)
+        except (ValueError, KseqError):
             raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}. "
                                              f"Received: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}. "
-                                             f"Received: {value}")
-        return value
     return parse
 
 
 def _positive_number(text):
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number > 0. Received: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0. Received: {text}")
-    return value
+        return check_float("value", float(text), minimum=0.0, exclusive_minimum=True)
+    except (ValueError, KseqError):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0. "
+                                         f"Received: {text!r}") from None
 
 
 def _presets(args):
@@ -199,11 +195,6 @@ def build_parser():
     return parser
 
 
-def _one_line(error):
-    text = " ".join(str(error).split())
-    return text or type(error).__name__
-
-
 def main(argv=None):
     """Runs one command; returns the exit code (0, or 2 after a one-line error)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -212,11 +203,11 @@ def main(argv=None):
         args = build_parser().parse_args(argv)
         args.run(args)
     except _UsageError as error:
-        print(f"kseq: error: {_one_line(error)}", file=sys.stderr)
+        print(f"kseq: error: {one_line(error)}", file=sys.stderr)
         return 2
     except (KseqError, ValueError, OSError, ImportError) as error:
         # OSError covers read-only folders, a file where a folder belongs, a full disk.
-        print(f"kseq: error: {_one_line(error)}", file=sys.stderr)
+        print(f"kseq: error: {one_line(error)}", file=sys.stderr)
         return 2
     return 0
 

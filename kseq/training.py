@@ -36,7 +36,7 @@ from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
 from kseq.data.bucketing import bucket_by_length, filter_by_length
 from kseq.data.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
 from kseq.data.parallel_text import read_tsv
-from kseq.errors import KseqError
+from kseq.errors import KseqError, one_line
 from kseq.metrics.bleu_callback import BleuCallback
 from kseq.models.translator_preprocessor import TranslatorPreprocessor
 from kseq.recipe_checks import check_recipe
@@ -103,13 +103,8 @@ def load_trained(model_dir):
     try:
         return keras.saving.load_model(path)
     except Exception as error:  # a torn zip gives "File not found" from deep inside Keras
-        raise KseqError(f"{path} is not a readable Keras model ({_first_line(error)}); it may "
+        raise KseqError(f"{path} is not a readable Keras model ({one_line(error, 200)}); it may "
                         f"be truncated. Received: {path}") from None
-
-
-def _first_line(error):
-    lines = str(error).strip().splitlines()
-    return (lines[0] if lines else type(error).__name__)[:200]
 
 
 class _Start:
@@ -182,7 +177,7 @@ def _save_final(model, run, store):
             reserve_space(scratch, estimated_file_bytes(model))
             model.save(scratch)
     except Exception as error:
-        raise KseqError(f"Could not save {run.model_path} ({_first_line(error)}); the last "
+        raise KseqError(f"Could not save {run.model_path} ({one_line(error, 200)}); the last "
                         f"checkpoint in {store.folder} is kept and the same command finishes "
                         f"the save. Received: {run.path}") from None
     store.clear()  # only now: a kill during the save above resumes from the checkpoint

@@ -45,7 +45,7 @@ import shutil
 import numpy as np
 
 from kseq.atomic_files import TEMPORARY_PREFIX, atomic_path, atomic_write_json, reserve_space
-from kseq.errors import KseqError
+from kseq.errors import KseqError, one_line
 
 KEEP = 2
 _NAME = re.compile(r"^step-(\d{9})\.json$")
@@ -125,7 +125,7 @@ class CheckpointStore:
             atomic_write_json(metadata_path, metadata)
         except Exception as error:  # h5py raises OSError or RuntimeError on a full disk
             raise KseqError(
-                f"Could not write a checkpoint in {self.folder} ({_short(error)}); the previous "
+                f"Could not write a checkpoint in {self.folder} ({one_line(error, 160)}); the previous "
                 f"checkpoint is kept, and the same command resumes from it once there is room. "
                 f"Received: step {step}") from None
         self._prune()
@@ -158,7 +158,7 @@ class CheckpointStore:
             for key in ("batching", "seed_states"):
                 metadata.setdefault(key, {} if key == "batching" else [])
         except (OSError, ValueError, KeyError, TypeError) as error:
-            return None, f"{metadata_path} is unreadable ({_short(error)})"
+            return None, f"{metadata_path} is unreadable ({one_line(error, 160)})"
         if not os.path.isfile(weights_path):
             return None, f"{weights_path} is missing"
         actual = (os.path.getsize(weights_path), file_sha256(weights_path))
@@ -194,7 +194,7 @@ class CheckpointStore:
                 variable.assign(np.asarray(state, dtype=variable.dtype))
         except Exception as error:
             raise KseqError(f"Could not load the checkpoint {weights_path} into this model "
-                            f"({_short(error)}); was the recipe changed? Received: "
+                            f"({one_line(error, 160)}); was the recipe changed? Received: "
                             f"{weights_path}") from None
 
     def load_newest(self, model):
@@ -219,8 +219,3 @@ class CheckpointStore:
                               f"{TEMPORARY_PREFIX}backup-{os.getpid()}")
         os.replace(self.folder, doomed)
         shutil.rmtree(doomed, ignore_errors=True)
-
-
-def _short(error):
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 160 else text[:157] + "…"
