@@ -20,6 +20,7 @@ Example:
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import tempfile
@@ -94,6 +95,15 @@ def atomic_write_text(path, text):
 def atomic_write_json(path, data):
     """Writes `data` as indented JSON to `path` atomically."""
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def file_sha256(path):
+    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _fsync_file(path):

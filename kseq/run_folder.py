@@ -21,9 +21,8 @@ import json
 import os
 import shutil
 
-from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text
+from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text, file_sha256
 from kseq.errors import KseqError
-from kseq.training_checkpoints import file_sha256
 
 
 def check_output_folder(path):

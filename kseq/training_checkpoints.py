@@ -35,7 +35,6 @@ Example:
 
 import contextlib
 import glob
-import hashlib
 import json
 import math
 import os
@@ -44,20 +43,12 @@ import shutil
 
 import numpy as np
 
-from kseq.atomic_files import TEMPORARY_PREFIX, atomic_path, atomic_write_json, reserve_space
+from kseq.atomic_files import (TEMPORARY_PREFIX, atomic_path, atomic_write_json, file_sha256,
+                                reserve_space)
 from kseq.errors import KseqError, one_line
 
 KEEP = 2
 _NAME = re.compile(r"^step-(\d{9})\.json$")
-
-
-def file_sha256(path):
-    """Hex SHA-256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def estimated_file_bytes(model):
