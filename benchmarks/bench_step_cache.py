@@ -23,9 +23,9 @@ import kseq  # noqa: E402
 def main(batch=64, source_length=20, repeats=30):
     vocabulary = list(kseq.text.RESERVED_TOKENS) + [f"w{i}" for i in range(15000 - 4)]
     tokenizer = kseq.text.WordTokenizer(vocabulary)
-    model = kseq.models.Translator(tokenizer, tokenizer, num_layers=1, num_heads=8,
-                                   hidden_dim=256, intermediate_dim=2048,
-                                   max_source_length=64, max_target_length=64)
+    model = kseq.models.build_translator("transformer", tokenizer, tokenizer, num_layers=1,
+                                         num_heads=8, hidden_dim=256, intermediate_dim=2048,
+                                         max_source_length=64, max_target_length=64)
     source = tf.constant(np.random.default_rng(0).integers(4, 15000, (batch, source_length)),
                          tf.int32)
     memory = model.encode(source)

@@ -135,8 +135,8 @@ def kseq_model(tokenizer, size, dtype=None):
 
     import kseq
 
-    model = kseq.models.Translator(
-        tokenizer, tokenizer, num_layers=size["layers"], num_heads=size["heads"],
+    model = kseq.models.build_translator(
+        "transformer", tokenizer, tokenizer, num_layers=size["layers"], num_heads=size["heads"],
         hidden_dim=size["width"], intermediate_dim=size["ff"], dropout=0.1,
         max_source_length=EXAMPLE_LENGTH, max_target_length=EXAMPLE_LENGTH + 8,
         share_embeddings="none", position="learned", norm_first=False,

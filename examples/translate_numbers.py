@@ -19,10 +19,9 @@ def main(tiny=False):
     splits = kseq.zoo.build_data(recipe)
     # 2. A compiled Translator; vocabularies are built from the training pairs.
     model = kseq.zoo.translator(preset, train_pairs=splits["train"])
-    # 3. Strings -> bucketed id batches, in graph mode inside tf.data.
-    preprocessor = kseq.models.TranslatorPreprocessor(
-        model.source_tokenizer, model.target_tokenizer,
-        model.max_source_length, model.max_target_length)
+    # 3. Strings -> bucketed id batches, in graph mode inside tf.data: the model's
+    #    preprocessor, the same one translate() and the exported model use.
+    preprocessor = model.preprocessor
     training = recipe["training"]
     train_data = preprocessor.training_dataset(
         splits["train"], training["boundaries"],

@@ -38,7 +38,7 @@ from kseq.data.epoch_order import ExampleTable, count_batches, epoch_ordered_bat
 from kseq.data.parallel_text import read_tsv
 from kseq.errors import KseqError, one_line
 from kseq.metrics.bleu_callback import BleuCallback
-from kseq.models.translator_preprocessor import TranslatorPreprocessor
+from kseq.models.translator import Translator
 from kseq.recipe_checks import check_recipe
 from kseq.run_folder import RunFolder, check_output_folder
 from kseq.training_callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudget,
@@ -91,7 +91,10 @@ def _model_from_config(run, recipe):
     except (OSError, ValueError) as error:
         raise KseqError(f"{config_path} is unreadable ({error}); train into a new --output. "
                         f"Received: {config_path}") from None
-    model = zoo.model_class_for_config(config).from_config(config)
+    if "class_name" in config:  # the serialized model
+        model = keras.saving.deserialize_keras_object(config)
+    else:  # written by kseq before the parts existed: a translator's flat config
+        model = Translator.from_config(config)
     return zoo.compile_translator(model, recipe.get("training", {}))
 
 
@@ -221,13 +224,12 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     store = CheckpointStore(run.backup_folder)
     start = _start(run, recipe, splits, store)
     model = start.model
-    preprocessor = TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
-                                          model.max_source_length, model.max_target_length)
+    preprocessor = model.preprocessor
     boundaries = training.get("boundaries", [16, 32, 48, 64])
     table = ExampleTable(preprocessor.tokenized(splits["train"]).apply(
-        filter_by_length(max(boundaries))))
+        filter_by_length(max(boundaries), preprocessor.example_length)))
     batcher = bucket_by_length(boundaries, training.get("batch_size"),
-                               training.get("token_budget"))
+                               training.get("token_budget"), preprocessor.example_length)
     steps_per_epoch = count_batches(table, batcher)
     if steps_per_epoch == 0:
         raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "
@@ -247,7 +249,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     atomic_write_json(run.file("recipe.json"), recipe)
     run.record_data_source(source)
     if start.checkpoint is None:  # the model checkpoints will belong to, from now on
-        atomic_write_json(run.file("model_config.json"), model.get_config())
+        atomic_write_json(run.file("model_config.json"),
+                          keras.saving.serialize_keras_object(model))
     _report_start(run, start, step, position, target)
 
     guard = NonFiniteLossGuard()

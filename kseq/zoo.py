@@ -18,21 +18,11 @@ from kseq.data.numbers import numbers_dataset
 from kseq.errors import KseqError
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
 from kseq.models.learning_rate import WarmupInverseSqrt
-from kseq.models.conv_translator import ConvTranslator
-from kseq.models.rnn_translator import RnnTranslator
-from kseq.models.translator import Translator
+from kseq.models.translator_architectures import ARCHITECTURES, build_translator
 from kseq.text import TOKENIZERS, Tokenizer
 from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
 
-ARCHITECTURES = ("transformer", "attention", "rnn", "conv")
 DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset}
-
-
-def model_class_for_config(config):
-    """The task class that `config` (from `get_config`) belongs to."""
-    if "arch" in config:
-        return RnnTranslator
-    return ConvTranslator if "kernel_size" in config else Translator
 
 
 def presets():
@@ -171,11 +161,6 @@ def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=Non
     else:
         source_tokenizer = make_tokenizer(source_vocab, spec.get("tokenizer"), sources)
         target_tokenizer = make_tokenizer(target_vocab, spec.get("tokenizer"), targets)
-    if arch == "transformer":
-        model = Translator(source_tokenizer, target_tokenizer, **model_spec)
-    elif arch == "conv":
-        model = ConvTranslator(source_tokenizer, target_tokenizer, **model_spec)
-    else:
-        model = RnnTranslator(source_tokenizer, target_tokenizer, arch=arch, **model_spec)
+    model = build_translator(arch, source_tokenizer, target_tokenizer, **model_spec)
     model.recipe = spec
     return compile_translator(model, spec.get("training", {}))

@@ -128,26 +128,32 @@ def test_search_with_and_without_xla_and_graph_overflow_check(overfit_translator
 
 def test_keras_hub_layout_options_and_their_config():
     tok = kseq.text.WordTokenizer.build_vocabulary(["one two three", "un deux trois"])
-    hub = kseq.models.Translator(tok, tok, num_layers=1, num_heads=2, hidden_dim=8,
-                                 intermediate_dim=16, dropout=0.3, scale_embeddings=False,
-                                 embedding_dropout=0.0, activation_dropout=0.0)
+    hub = kseq.models.build_translator(
+        "transformer", tok, tok, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
+        dropout=0.3, scale_embeddings=False, embedding_dropout=0.0, activation_dropout=0.0)
     ids = np.array([[4, 5, 6]], "int32")
-    table = hub.target_embedding.embeddings.numpy()
-    np.testing.assert_allclose(hub.target_embedding(ids).numpy()[0], table[[4, 5, 6]])
-    block = hub.decoder_blocks[0]
-    assert hub.embedding_dropout.rate == 0.0 and block.feed_forward.dropout_layer.rate == 0.0
+    table = hub.decoder.token_embedding.embeddings.numpy()
+    np.testing.assert_allclose(hub.decoder.token_embedding(ids).numpy()[0], table[[4, 5, 6]])
+    block = hub.decoder.blocks[0]
+    assert hub.decoder.embedding_dropout_layer.rate == 0.0
+    assert block.feed_forward.dropout_layer.rate == 0.0
     assert block.residual_dropout.rate == 0.3 and block.self_attention.dropout == 0.3
     restored = kseq.models.Translator.from_config(hub.get_config())
-    assert not restored.target_embedding.scale
-    assert restored.encoder_blocks[0].feed_forward.dropout_layer.rate == 0.0
-    # A config saved before these options existed keeps the original layout.
-    old = {k: v for k, v in hub.get_config().items()
-           if k not in ("scale_embeddings", "embedding_dropout", "activation_dropout")}
+    assert not restored.decoder.token_embedding.scale
+    assert restored.encoder.blocks[0].feed_forward.dropout_layer.rate == 0.0
+    # A kseq 0.1 config saved before these options existed keeps the original layout.
+    old = {"name": "translator", "trainable": True, "source_tokenizer": tok.get_config(),
+           "target_tokenizer": tok.get_config(), "num_layers": 1, "num_heads": 2,
+           "hidden_dim": 8, "intermediate_dim": 16, "dropout": 0.3, "max_source_length": 64,
+           "max_target_length": 64, "share_embeddings": "decoder", "position": "sinusoidal",
+           "norm_first": True}
     classic = kseq.models.Translator.from_config(old)
-    assert classic.target_embedding.scale and classic.embedding_dropout.rate == 0.3
-    assert classic.decoder_blocks[0].feed_forward.dropout_layer.rate == 0.3
-    scaled = classic.target_embedding(ids).numpy()[0]
-    np.testing.assert_allclose(scaled, classic.target_embedding.embeddings.numpy()[[4, 5, 6]] * 8**0.5,
+    assert classic.decoder.token_embedding.scale
+    assert classic.decoder.embedding_dropout_layer.rate == 0.3
+    assert classic.decoder.blocks[0].feed_forward.dropout_layer.rate == 0.3
+    assert classic.legacy_layout and not restored.legacy_layout
+    scaled = classic.decoder.token_embedding(ids).numpy()[0]
+    np.testing.assert_allclose(scaled, classic.decoder.token_embedding.embeddings.numpy()[[4, 5, 6]] * 8**0.5,
                                rtol=1e-6)
 
 
@@ -167,8 +173,8 @@ import numpy as np, kseq
 from translator_fixtures import PAIRS, train_step_twins
 with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
     fast, plain = train_step_twins()
-ranks, project = [], fast.project_states
-fast.project_states = lambda states: ranks.append(len(states.shape)) or project(states)
+ranks, project = [], fast.project
+fast.project = lambda states: ranks.append(len(states.shape)) or project(states)
 pre = kseq.models.TranslatorPreprocessor(fast.source_tokenizer, fast.target_tokenizer, 32, 32)
 data = pre.training_dataset(PAIRS, [32], batch_size=10, shuffle=False).repeat(2)
 print(json.dumps({"fast": fast.fit(data, verbose=0).history,

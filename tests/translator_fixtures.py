@@ -52,8 +52,8 @@ def assert_twins_train_alike(fast, plain, steps=2):
                                              32, 32)
     batch = next(iter(pre.training_dataset(PAIRS, [32], batch_size=10, shuffle=False)))
     assert float(np.mean(batch[1].numpy() == 0)) > 0.3  # the skipped rows are a real share
-    ranks, project = [], fast.project_states
-    fast.project_states = lambda states: ranks.append(len(states.shape)) or project(states)
+    ranks, project = [], fast.project
+    fast.project = lambda states: ranks.append(len(states.shape)) or project(states)
     for _ in range(steps):
         got = fast.train_on_batch(*batch, return_dict=True)
         want = plain.train_on_batch(*batch, return_dict=True)

@@ -14,8 +14,17 @@ from kseq.arguments import check_int
 from kseq.errors import KseqError
 
 
-def _example_length(features, labels):
-    return tf.maximum(tf.shape(features["source_ids"])[0], tf.shape(features["decoder_ids"])[0])
+def example_length(features, labels):
+    """The longest sequence of one example: its 1-D features, and its labels when 1-D.
+
+    Works for any feature names (`{"source_ids", "decoder_ids"}`, `{"token_ids"}`);
+    a preprocessor may bring its own.
+    """
+    sequences = [x for x in tf.nest.flatten(features) + [labels] if x.shape.rank == 1]
+    if not sequences:
+        raise ValueError("Bucketing needs at least one 1-D feature or label. Received: "
+                         f"features={features!r}")
+    return tf.reduce_max(tf.stack([tf.shape(x)[0] for x in sequences]))
 
 
 def bucket_batch_sizes(boundaries, batch_size=None, token_budget=None):
@@ -42,19 +51,31 @@ def check_boundaries(boundaries):
     return sorted(int(b) for b in values)
 
 
-def filter_by_length(max_length):
-    """Drops examples whose source or target is longer than `max_length` (for `apply`)."""
+def filter_by_length(max_length, length_fn=example_length):
+    """Drops examples longer than `max_length` by `length_fn(features, labels)` (for `apply`)."""
     max_length = check_int("max_length", max_length, minimum=1)
 
     def apply(dataset):
-        return dataset.filter(lambda f, l: _example_length(f, l) <= max_length)
+        return dataset.filter(lambda f, l: length_fn(f, l) <= max_length)
     return apply
 
 
-def bucket_by_length(boundaries, batch_size=None, token_budget=None):
+def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=example_length):
     """Groups examples by length and pads each batch to `[batch, boundary]` (for `apply`).
 
-    Examples longer than the last boundary must be filtered or truncated first.
+    Every 1-D tensor of an example is padded to the bucket's boundary and
+    scalars (class labels) are kept; examples longer than the last boundary
+    must be filtered or truncated first.
+
+    Example:
+    >>> import tensorflow as tf
+    >>> rows = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[4, 5], [6, 7, 8, 9, 5]]))
+    >>> data = rows.map(lambda ids: ({"token_ids": ids}, tf.size(ids)))
+    >>> batches = data.apply(bucket_by_length([4, 8], batch_size=2))
+    >>> [tuple(f["token_ids"].shape) + tuple(y.shape) for f, y in batches]
+    [(2, 4, 2), (2, 8, 2)]
+    >>> [y.numpy().tolist() for _, y in batches]  # one example a bucket: a padding row, -1
+    [[2, -1], [5, -1]]
     """
     boundaries = check_boundaries(boundaries)
     sizes = bucket_batch_sizes(boundaries, batch_size, token_budget)
@@ -62,12 +83,13 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None):
     size_tensor = tf.constant(sizes, tf.int64)
 
     def key(features, labels):
-        length = tf.cast(_example_length(features, labels), tf.int64)
+        length = tf.cast(length_fn(features, labels), tf.int64)
         return tf.reduce_sum(tf.cast(boundary_tensor < length, tf.int64))
 
     def reduce(bucket, window):
         length = boundary_tensor[bucket]
-        shapes = ({"source_ids": [length], "decoder_ids": [length]}, [length])
+        shapes = tf.nest.map_structure(
+            lambda spec: [length] if spec.shape.rank == 1 else [], window.element_spec)
         batched = window.padded_batch(size_tensor[bucket], padded_shapes=shapes)
         return batched.map(lambda f, l: _pad_rows(f, l, size_tensor[bucket]))
 
@@ -78,6 +100,14 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None):
 
 
 def _pad_rows(features, labels, rows):
+    """Pads the batch axis to `rows` (the bucket's batch size) with padding rows.
+
+    Padding rows hold id 0 (`<pad>`); a class label, which has no padding id,
+    gets -1 there (`MaskedSparseCrossEntropy(pad_id=-1)` ignores it).
+    """
     missing = tf.cast(rows, tf.int32) - tf.shape(labels)[0]
-    pad = lambda x: tf.pad(x, [[0, missing], [0, 0]])
-    return {name: pad(value) for name, value in features.items()}, pad(labels)
+
+    def pad(x, value=0):
+        return tf.pad(x, [[0, missing]] + [[0, 0]] * (x.shape.rank - 1), constant_values=value)
+
+    return tf.nest.map_structure(pad, features), pad(labels, -1 if labels.shape.rank == 1 else 0)

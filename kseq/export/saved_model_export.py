@@ -47,6 +47,7 @@ class ServingModule(tf.Module):
         self.model = model
         self.source_tokenizer = model.source_tokenizer
         self.target_tokenizer = model.target_tokenizer
+        self.preprocessor = model.preprocessor  # holds the two tokenizers tracked above
         self.settings = settings
         self.max_source_length = model.max_source_length
         search = lambda ids: model.search(ids, settings)
@@ -83,22 +84,18 @@ class ServingModule(tf.Module):
                 "length": tf.where(empty[:, None], 0, out_lengths)}
 
     def _serve_text(self, text):
-        ragged = self.source_tokenizer.tokenize(text)
-        truncated = ragged.row_lengths() > self.max_source_length
-        ragged = ragged[:, : self.max_source_length]
-        ids = ragged.to_tensor()
-        # At least one column, so an all-empty batch still has a [B, 1] shape.
-        ids = tf.pad(ids, [[0, 0], [0, tf.maximum(0, 1 - tf.shape(ids)[1])]])
-        out_ids, scores, lengths = self.search(ids)
+        # The preprocessor's text -> ids, as in training and translate().
+        inputs = self.preprocessor.inference_inputs(text)
+        out_ids, scores, lengths = self.search(inputs["source_ids"])
         batch, m = tf.shape(out_ids)[0], tf.shape(out_ids)[1]
         flat = tf.reshape(out_ids, [batch * m, -1])  # [B·M, T]
         strings = tf.reshape(self.target_tokenizer.detokenize(flat), [batch, m])
-        empty = tf.equal(ragged.row_lengths(), 0)[:, None]  # [B, 1]
+        empty = inputs["empty"][:, None]  # [B, 1]
         return {
             "text": tf.where(empty, tf.constant(""), strings),
             "score": tf.where(empty, 0.0, scores),
             "length": tf.where(empty, 0, lengths),
-            "truncated": truncated,
+            "truncated": inputs["truncated"],
         }
 
 

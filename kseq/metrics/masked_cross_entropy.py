@@ -38,6 +38,11 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")
         logits = ops.cast(y_pred, "float32")
+        mask = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")
+        # A pad_id outside [0, V) (a class label's -1) must not reach the kernels,
+        # which reject it: those rows read class 0 and are masked out below.
+        if self.pad_id < 0:
+            y_true = ops.where(ops.equal(y_true, self.pad_id), 0, y_true)
         # Fused kernels: each computes softmax once and keeps `softmax - target`
         # for the gradient. Passes over [B, T, V] dominate this loss on CPU;
         # log_softmax + gather + mean took twice as long (V 15k, 64 x 24 rows).
@@ -51,7 +56,6 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
             per_token = tf.nn.softmax_cross_entropy_with_logits(target, logits)
         else:
             per_token = ops.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
-        mask = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")
         # A scalar result: Keras leaves it as is, so the mean is over real tokens only.
         return ops.divide_no_nan(ops.sum(per_token * mask), ops.sum(mask))
 

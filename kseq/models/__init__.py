@@ -1,8 +1,10 @@
-"""Task models and their preprocessors."""
+"""Task models, their parts (encoders, decoders) and their preprocessors."""
 
+from kseq.models import decoders, encoders, preprocessors
 from kseq.models.learning_rate import WarmupInverseSqrt
-from kseq.models.seq2seq_task import Seq2SeqTask
-from kseq.models.conv_translator import ConvTranslator
-from kseq.models.rnn_translator import RnnTranslator
+from kseq.models.preprocessors import Preprocessor, TranslatorPreprocessor
+from kseq.models.task import Task
+from kseq.models.generative_task import GenerativeTask
 from kseq.models.translator import Translator
-from kseq.models.translator_preprocessor import TranslatorPreprocessor
+from kseq.models.translator_architectures import (ARCHITECTURES, ConvTranslator, RnnTranslator,
+                                                  build_translator)

@@ -14,7 +14,7 @@ def attention_matrix(model, text, max_length=None):
     includes `</s>` when the model emits it. For the Transformer the weights are
     the heads of the last cross-attention, averaged.
     """
-    ids = model.source_ids_for([text])
+    ids = model.preprocessor.inference_inputs(tf.constant([text]))["source_ids"]
     source_length = int(tf.reduce_sum(tf.cast(ids[0] > 0, tf.int32)))
     pieces = model.source_tokenizer.split(model.source_tokenizer.normalize(tf.constant([text])))
     source = [p.decode("utf-8") for p in pieces.to_list()[0]][:source_length]

@@ -1,4 +1,4 @@
-"""A train step that runs the output projection on real target rows only.
+"""A train step that runs the output projection on real label rows only.
 
 The `[B, T, V]` projection is most of a translator's training work (E 256,
 V 15,000: 23 of the 32 MFLOP per target token of a 1+1-layer Transformer), and
@@ -11,37 +11,45 @@ import tensorflow as tf  # GradientTape, boolean_mask and the distribution strat
 
 from kseq.metrics.masked_cross_entropy import MaskedSparseCrossEntropy
 
-INPUT_NAMES = {"source_ids", "decoder_ids"}
+
+def _reason_not_to_apply(model, y, sample_weight):
+    if not (hasattr(model, "hidden_states") and hasattr(model, "project")):
+        return "the task defines no hidden_states/project hooks"
+    if y is None:
+        return "the data has no labels"
+    if sample_weight is not None:
+        return "the data has sample weights"
+    if model.jit_compile:
+        return "jit_compile is on (XLA needs static shapes)"
+    if not isinstance(getattr(model, "loss", None), MaskedSparseCrossEntropy):
+        return "the loss is not kseq.metrics.MaskedSparseCrossEntropy"
+    return None
 
 
 def real_rows_train_step(model, data):
-    """One optimizer step of `model` on `data`; returns the logs, or None where it does not apply.
+    """One optimizer step of `model` on `data`: `(logs, None)`, or `(None, reason)`.
 
-    `model` provides `decoder_states(source_ids, decoder_ids, training)` `[B, T, D]`
-    and `project_states(states)` (float32 logits). None — the caller then runs
-    Keras's own step — for a model without those hooks, and wherever this step
-    could change a result: a loss other than `MaskedSparseCrossEntropy`, sample
-    weights, inputs not given as the `{"source_ids", "decoder_ids"}` dict, or
-    `jit_compile` (XLA needs static shapes).
+    `model` provides the task hooks `hidden_states(inputs, training)` (`[B, T, D]`
+    or `[B, D]`, aligned with the labels `[B, T]` or `[B]`) and `project(states)`
+    (float32 logits). Where this step could change a result — no hooks, sample
+    weights, a loss other than `MaskedSparseCrossEntropy`, or `jit_compile` —
+    it does nothing and says why; the caller then runs Keras's own step.
     """
     x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-    loss = getattr(model, "loss", None)
-    if (not hasattr(model, "decoder_states") or sample_weight is not None
-            or model.jit_compile or y is None
-            or not isinstance(loss, MaskedSparseCrossEntropy)
-            or not isinstance(x, dict) or set(x) != INPUT_NAMES):
-        return None
-    real = tf.not_equal(y, loss.pad_id)  # [B, T]
+    reason = _reason_not_to_apply(model, y, sample_weight)
+    if reason is not None:
+        return None, reason
+    real = tf.not_equal(y, model.loss.pad_id)  # [B, T] or [B]
     with tf.GradientTape() as tape:
-        states = model.decoder_states(x["source_ids"], x["decoder_ids"], training=True)
-        logits = model.project_states(tf.boolean_mask(states, real))  # [R, V]
+        states = model.hidden_states(x, training=True)
+        logits = model.project(tf.boolean_mask(states, real))  # [R, V]
         labels = tf.boolean_mask(y, real)  # [R]
         total = model.compute_loss(x=x, y=labels, y_pred=logits, training=True)
         scaled = model.optimizer.scale_loss(total)
     weights = model.trainable_weights
     model.optimizer.apply_gradients(zip(tape.gradient(scaled, weights), weights))
     _track_loss(model, total, tf.shape(y)[0])
-    return model.compute_metrics(x, labels, logits)
+    return model.compute_metrics(x, labels, logits), None
 
 
 def _track_loss(model, total, batch_size):

@@ -1,0 +1,27 @@
+"""`Decoder`: what every decoder shares (see `kseq.models.decoders` for the protocol)."""
+
+import keras
+
+
+class Decoder(keras.layers.Layer):
+    """Base class: `call` is `project(hidden_states(...))`; subclasses define the rest."""
+
+    def call(self, decoder_ids, memory, training=None):
+        return self.project(self.hidden_states(decoder_ids, memory, training=training))
+
+    def reuse_encoder_layers(self, encoder):
+        """Reads through the encoder's weightless embedding layers (dropout, positions).
+
+        kseq 0.1 translators had one such layer for both sides; a model saved
+        then is rebuilt with this sharing so its layers keep their order, and
+        so their saved weights load (`Translator(legacy_layout=True)`). Call
+        before the decoder is first used.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no kseq 0.1 layout")
+
+    def prepare(self, memory):
+        """The memory a search reads: by default, as the encoder returned it."""
+        return dict(memory)
+
+    def compute_output_spec(self, decoder_ids, memory, training=None):
+        return keras.KerasTensor((*decoder_ids.shape, self.vocabulary_size), dtype="float32")

@@ -1,0 +1,162 @@
+"""`TransformerDecoder`: causal self-attention + cross-attention blocks, with a KV cache.
+
+Shape letters: `B` batch, `S` source length, `T` target length, `E` width,
+`V` vocabulary, `N` rows in a search step, `L` `max_length` (the cache).
+"""
+
+import keras
+from keras import ops
+
+from kseq.arguments import check_choice
+from kseq.layers.multi_head_self_attention import check_cache_room
+from kseq.layers.token_embedding import TokenEmbedding
+from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
+from kseq.models.decoders.decoder import Decoder
+from kseq.models.encoders.transformer_encoder import POSITIONS
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class TransformerDecoder(Decoder):
+    """Token and position embeddings, `num_layers` decoder blocks, a final norm, logits.
+
+    Reads `memory["states"]` `[B, S, E]` and `memory["mask"]` `[B, S]`.
+
+    Args:
+        vocabulary_size: target vocabulary `V`.
+        num_layers, num_heads, hidden_dim, intermediate_dim, dropout, position,
+            norm_first, scale_embeddings, embedding_dropout, activation_dropout:
+            as for `TransformerEncoder`.
+        max_length: longest target `T` (with `<s>`/`</s>`); the KV cache's length.
+        tie_embeddings: the output projection is the token embedding's
+            transpose (True) or a `Dense` layer of its own.
+
+    Example:
+    >>> import numpy as np, kseq
+    >>> decoder = kseq.models.decoders.TransformerDecoder(
+    ...     10, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16, max_length=8)
+    >>> memory = {"states": np.ones((1, 4, 8), "float32"), "mask": np.ones((1, 4), bool)}
+    >>> ids = np.array([[2, 5, 6]], "int32")
+    >>> forward = decoder(ids, memory).numpy()
+    >>> prepared = decoder.prepare(memory)
+    >>> state = decoder.initial_state(prepared)
+    >>> steps = []
+    >>> for t in range(3):
+    ...     logits, state = decoder.step(ids[:, t], state, prepared, t)
+    ...     steps.append(logits.numpy())
+    >>> bool(np.allclose(np.stack(steps, 1), forward, atol=1e-5))
+    True
+    """
+
+    def __init__(self, vocabulary_size, num_layers=2, num_heads=4, hidden_dim=128,
+                 intermediate_dim=512, dropout=0.1, max_length=64, position="sinusoidal",
+                 norm_first=True, scale_embeddings=True, embedding_dropout=None,
+                 activation_dropout=None, tie_embeddings=True, **kwargs):
+        super().__init__(**kwargs)
+        check_choice("position", position, sorted(POSITIONS))
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.max_length = max_length
+        self.position = position
+        self.norm_first = norm_first
+        self.scale_embeddings = scale_embeddings
+        self.embedding_dropout = embedding_dropout
+        self.activation_dropout = activation_dropout
+        self.tie_embeddings = tie_embeddings
+        # === Layers ===
+        dtype, name = self.dtype_policy, self.name
+        self.token_embedding = TokenEmbedding(vocabulary_size, hidden_dim, scale=scale_embeddings,
+                                              dtype=dtype, name=f"{name}_token_embedding")
+        self.position_embedding = POSITIONS[position](max_length, dtype=dtype,
+                                                      name=f"{name}_position_embedding")
+        self.embedding_dropout_layer = keras.layers.Dropout(
+            dropout if embedding_dropout is None else embedding_dropout, dtype=dtype,
+            name=f"{name}_embedding_dropout")
+        self.blocks = [TransformerDecoderBlock(
+            num_heads=num_heads, intermediate_dim=intermediate_dim, dropout=dropout,
+            norm_first=norm_first, dtype=dtype, name=f"{name}_block_{i}",
+            activation_dropout=dropout if activation_dropout is None else activation_dropout)
+            for i in range(num_layers)]
+        self.final_norm = keras.layers.LayerNormalization(
+            epsilon=1e-5, dtype=dtype, name=f"{name}_norm") if norm_first else None
+        self.output_projection = None if tie_embeddings else keras.layers.Dense(
+            vocabulary_size, dtype=dtype, name=f"{name}_output_projection")
+
+    def share_token_embedding(self, embedding):
+        """Reads and projects with `embedding` (e.g. the encoder's: one table for both sides).
+
+        Call before the decoder is first used; the caller owns the choice (a
+        `Translator` records it in its own config).
+        """
+        if embedding.vocabulary_size != self.vocabulary_size:
+            raise ValueError("A shared embedding needs the decoder's vocabulary size. Received: "
+                             f"{embedding.vocabulary_size} vs {self.vocabulary_size}")
+        self.token_embedding = embedding
+
+    def reuse_encoder_layers(self, encoder):
+        """The encoder's position embedding (its table must be as long) and embedding dropout."""
+        if encoder.max_length < self.max_length:
+            raise ValueError("A shared position table must hold the decoder's positions. "
+                             f"Received: encoder max_length={encoder.max_length}, decoder "
+                             f"max_length={self.max_length}")
+        self.position_embedding = encoder.position_embedding
+        self.embedding_dropout_layer = encoder.embedding_dropout_layer
+
+    def prepare(self, memory):
+        """Adds `"cross"`: each block's cross-attention keys and values, computed once."""
+        cross = [block.precompute_memory(memory["states"]) for block in self.blocks]
+        return {**memory, "cross": cross}
+
+    def hidden_states(self, decoder_ids, memory, training=None):
+        """The last block's output `[B, T, E]`, before the final norm and the projection."""
+        decoder_mask = ops.not_equal(decoder_ids, 0)
+        x = self.token_embedding(decoder_ids)  # [B, T, E]
+        x = self.embedding_dropout_layer(x + self.position_embedding(x), training=training)
+        for block in self.blocks:
+            x = block(x, memory["states"], memory_mask=memory["mask"],
+                      decoder_mask=decoder_mask, training=training)
+        return x
+
+    def project(self, states):
+        """Float32 logits `[..., V]` of states `[..., E]`."""
+        if self.final_norm is not None:
+            states = self.final_norm(states)
+        if self.output_projection is not None:
+            return ops.cast(self.output_projection(states), "float32")
+        return ops.cast(self.token_embedding.project(states), "float32")
+
+    def initial_state(self, memory):
+        """Per-block KV caches of length `max_length`, and zero attention `[B, S]`."""
+        batch = ops.shape(memory["mask"])[0]
+        caches = [block.initial_cache(batch, self.max_length) for block in self.blocks]
+        attention = ops.zeros(ops.shape(memory["mask"]), dtype=self.compute_dtype)
+        return {"cache": caches, "attention": attention}
+
+    def step(self, token_ids, state, memory, t):
+        """Position `t`: `[N]` ids -> `(logits [N, V] float32, state)`; `memory` is prepared."""
+        t = check_cache_room(t, self.max_length)
+        x = self.token_embedding(token_ids)  # [N, E]
+        x = x + self.position_embedding.at(t, self.hidden_dim)[None]
+        caches, weights = [], None
+        for block, cache, cross in zip(self.blocks, state["cache"], memory["cross"]):
+            x, cache, weights = block.step(x, cache, cross, memory["mask"], t)
+            caches.append(cache)
+        # Heads of the last cross-attention, averaged: [N, S] for coverage and plots.
+        attention = ops.cast(ops.mean(weights, axis=1), state["attention"].dtype)
+        return self.project(x), {"cache": caches, "attention": attention}
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary_size": self.vocabulary_size, "num_layers": self.num_layers,
+            "num_heads": self.num_heads, "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim, "dropout": self.dropout,
+            "max_length": self.max_length, "position": self.position,
+            "norm_first": self.norm_first, "scale_embeddings": self.scale_embeddings,
+            "embedding_dropout": self.embedding_dropout,
+            "activation_dropout": self.activation_dropout,
+            "tie_embeddings": self.tie_embeddings,
+        }

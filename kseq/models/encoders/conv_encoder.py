@@ -1,0 +1,87 @@
+"""`ConvEncoder`: the convolutional seq2seq encoder (Gehring et al., 2017).
+
+Shape letters: `B` batch, `S` source length, `E` embedding width, `H`
+convolution channels.
+"""
+
+import keras
+from keras import ops
+
+from kseq.layers.conv_encoder_block import ConvEncoderBlock
+from kseq.layers.gated_convolution import RESIDUAL_SCALE
+from kseq.layers.position_embedding import LearnedPositionEmbedding
+from kseq.layers.token_embedding import TokenEmbedding
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class ConvEncoder(keras.layers.Layer):
+    """Token + learned position embeddings `e`, a projection to `H`, gated conv blocks, back to `E`.
+
+    The output `z` is the attention keys (`"states"`); the values are
+    `(z + e)·√½` (`"values"`), as in the paper: keys carry context, values also
+    the token itself.
+
+    Args:
+        vocabulary_size: source vocabulary.
+        embedding_dim: `E`; hidden_dim: `H`.
+        kernel_size: odd convolution width.
+        num_layers: gated convolution blocks.
+        dropout: on the embeddings and each block's input.
+        max_length: longest input (the position table's length).
+
+    Call arguments:
+        token_ids: `[B, S]` int ids, 0 = padding.
+        training: dropout on or off.
+
+    Returns:
+        `{"states": [B, S, E], "values": [B, S, E], "mask": [B, S] bool}`.
+
+    Example:
+    >>> import numpy as np, kseq
+    >>> encoder = kseq.models.encoders.ConvEncoder(10, embedding_dim=4, hidden_dim=8)
+    >>> memory = encoder(np.array([[4, 5, 0]], "int32"))
+    >>> tuple(memory["states"].shape), tuple(memory["values"].shape)
+    ((1, 3, 4), (1, 3, 4))
+    """
+
+    def __init__(self, vocabulary_size, embedding_dim=256, hidden_dim=256, kernel_size=3,
+                 num_layers=4, dropout=0.1, max_length=64, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.kernel_size = kernel_size
+        self.num_layers = num_layers
+        self.dropout = dropout
+        self.max_length = max_length
+        # === Layers ===
+        dtype, name = self.dtype_policy, self.name
+        self.token_embedding = TokenEmbedding(vocabulary_size, embedding_dim, scale=False,
+                                              dtype=dtype, name=f"{name}_token_embedding")
+        self.position_embedding = LearnedPositionEmbedding(max_length, dtype=dtype,
+                                                           name=f"{name}_position_embedding")
+        self.dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name=f"{name}_dropout")
+        self.input_projection = keras.layers.Dense(hidden_dim, dtype=dtype, name=f"{name}_in")
+        self.blocks = [ConvEncoderBlock(hidden_dim, kernel_size, dropout, dtype=dtype,
+                                        name=f"{name}_block_{i}") for i in range(num_layers)]
+        self.output_projection = keras.layers.Dense(embedding_dim, dtype=dtype,
+                                                    name=f"{name}_out")
+
+    def call(self, token_ids, training=None):
+        mask = ops.not_equal(token_ids, 0)
+        e = self.token_embedding(token_ids)  # [B, S, E]
+        e = self.dropout_layer(e + self.position_embedding(e), training=training)
+        x = self.input_projection(e)  # [B, S, H]
+        for block in self.blocks:
+            x = block(x, padding_mask=mask, training=training)
+        keys = self.output_projection(x)  # [B, S, E]
+        return {"states": keys, "values": (keys + e) * RESIDUAL_SCALE, "mask": mask}
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary_size": self.vocabulary_size, "embedding_dim": self.embedding_dim,
+            "hidden_dim": self.hidden_dim, "kernel_size": self.kernel_size,
+            "num_layers": self.num_layers, "dropout": self.dropout,
+            "max_length": self.max_length,
+        }

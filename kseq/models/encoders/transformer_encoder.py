@@ -1,0 +1,108 @@
+"""`TransformerEncoder`: token ids -> `{"states", "mask"}` through self-attention blocks.
+
+Shape letters: `B` batch, `S` source length, `E` width.
+"""
+
+import keras
+from keras import ops
+
+from kseq.layers.position_embedding import LearnedPositionEmbedding, SinusoidalPositionEmbedding
+from kseq.layers.token_embedding import TokenEmbedding
+from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
+from kseq.arguments import check_choice
+
+POSITIONS = {"sinusoidal": SinusoidalPositionEmbedding, "learned": LearnedPositionEmbedding}
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class TransformerEncoder(keras.layers.Layer):
+    """Token and position embeddings, `num_layers` encoder blocks, a final norm (pre-LN).
+
+    Args:
+        vocabulary_size: source vocabulary `V`.
+        num_layers: encoder blocks.
+        num_heads: attention heads (`hidden_dim` must be divisible by it).
+        hidden_dim: width `E`.
+        intermediate_dim: feed-forward width.
+        dropout: dropout on residual branches and attention weights.
+        max_length: longest input `S` (the position table's length).
+        position: `"sinusoidal"` or `"learned"`.
+        norm_first: pre-LN (True, with a final norm) or post-LN blocks.
+        scale_embeddings: multiply token vectors by `√E`.
+        embedding_dropout: dropout on the embedded input; None means `dropout`.
+        activation_dropout: dropout after the feed-forward activation; None
+            means `dropout`.
+
+    Call arguments:
+        token_ids: `[B, S]` int ids, 0 = padding.
+        training: dropout on or off.
+
+    Returns:
+        `{"states": [B, S, E], "mask": [B, S] bool}`.
+
+    Example:
+    >>> import numpy as np, kseq
+    >>> encoder = kseq.models.encoders.TransformerEncoder(
+    ...     10, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16)
+    >>> memory = encoder(np.array([[4, 5, 0]], "int32"))
+    >>> tuple(memory["states"].shape), memory["mask"].numpy().tolist()
+    ((1, 3, 8), [[True, True, False]])
+    """
+
+    def __init__(self, vocabulary_size, num_layers=2, num_heads=4, hidden_dim=128,
+                 intermediate_dim=512, dropout=0.1, max_length=64, position="sinusoidal",
+                 norm_first=True, scale_embeddings=True, embedding_dropout=None,
+                 activation_dropout=None, **kwargs):
+        super().__init__(**kwargs)
+        check_choice("position", position, sorted(POSITIONS))
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.max_length = max_length
+        self.position = position
+        self.norm_first = norm_first
+        self.scale_embeddings = scale_embeddings
+        self.embedding_dropout = embedding_dropout
+        self.activation_dropout = activation_dropout
+        # === Layers ===
+        dtype, name = self.dtype_policy, self.name
+        self.token_embedding = TokenEmbedding(vocabulary_size, hidden_dim, scale=scale_embeddings,
+                                              dtype=dtype, name=f"{name}_token_embedding")
+        self.position_embedding = POSITIONS[position](max_length, dtype=dtype,
+                                                      name=f"{name}_position_embedding")
+        self.embedding_dropout_layer = keras.layers.Dropout(
+            dropout if embedding_dropout is None else embedding_dropout, dtype=dtype,
+            name=f"{name}_embedding_dropout")
+        self.blocks = [TransformerEncoderBlock(
+            num_heads=num_heads, intermediate_dim=intermediate_dim, dropout=dropout,
+            norm_first=norm_first, dtype=dtype, name=f"{name}_block_{i}",
+            activation_dropout=dropout if activation_dropout is None else activation_dropout)
+            for i in range(num_layers)]
+        self.final_norm = keras.layers.LayerNormalization(
+            epsilon=1e-5, dtype=dtype, name=f"{name}_norm") if norm_first else None
+
+    def call(self, token_ids, training=None):
+        mask = ops.not_equal(token_ids, 0)
+        x = self.token_embedding(token_ids)  # [B, S, E]
+        x = x + self.position_embedding(x)
+        x = self.embedding_dropout_layer(x, training=training)
+        for block in self.blocks:
+            x = block(x, padding_mask=mask, training=training)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return {"states": x, "mask": mask}
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary_size": self.vocabulary_size, "num_layers": self.num_layers,
+            "num_heads": self.num_heads, "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim, "dropout": self.dropout,
+            "max_length": self.max_length, "position": self.position,
+            "norm_first": self.norm_first, "scale_embeddings": self.scale_embeddings,
+            "embedding_dropout": self.embedding_dropout,
+            "activation_dropout": self.activation_dropout,
+        }

@@ -1,0 +1,166 @@
+"""`GenerativeTask`: a task whose output is a sequence found by search (translation, captions).
+
+A subclass defines the step protocol — `encode(inputs) -> memory`,
+`initial_state(memory)`, `step(token_ids, state, memory, t)` — and holds a
+preprocessor with `inference_inputs`, `input_signature` and `detokenize`, and
+`max_target_length`. This class gives it validated search settings, the
+search, a compiled search typed by the preprocessor, `generate()` (raw inputs
+in, strings out) and `evaluate_bleu()`.
+"""
+
+import logging
+
+import numpy as np
+import tensorflow as tf
+
+from kseq.arguments import check_choice, check_float, check_int, check_texts
+from kseq.decoding import beam_search, greedy_search, sample
+from kseq.decoding.length_penalty import LENGTH_PENALTIES
+from kseq.errors import KseqError
+from kseq.metrics.text_scores import corpus_scores
+from kseq.models.task import Task
+from kseq.text.tokenizer import END_ID, START_ID
+
+logger = logging.getLogger("kseq")
+
+
+class GenerativeTask(Task):
+    """Base class of search-decoded tasks; see the module docstring."""
+
+    def search_settings(self, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
+                        max_length=None, min_length=0, coverage_penalty=0.0,
+                        no_repeat_ngram_size=0, sampling=False, temperature=1.0, top_k=0,
+                        top_p=1.0, seed=None):
+        """The full, validated search configuration (a hashable tuple of items).
+
+        Every argument is checked here, before tracing, so a bad value gives one
+        `KseqError` line instead of an autograph listing. `max_length=None` means
+        `max_target_length`.
+        """
+        beam_size = check_int("beam_size", beam_size)
+        n_best = check_int("n_best", n_best)
+        max_length = check_int("max_length", max_length, maximum=self.max_target_length,
+                               allow_none=True) or self.max_target_length
+        min_length = check_int("min_length", min_length, minimum=0, maximum=max_length)
+        check_choice("length_penalty", length_penalty, LENGTH_PENALTIES)
+        alpha = check_float("alpha", alpha)
+        coverage_penalty = check_float("coverage_penalty", coverage_penalty, minimum=0.0)
+        no_repeat_ngram_size = check_int("no_repeat_ngram_size", no_repeat_ngram_size, minimum=0)
+        if not isinstance(sampling, bool):
+            raise KseqError(f"`sampling` must be True or False. Received: sampling={sampling!r}")
+        temperature = check_float("temperature", temperature, minimum=0.0,
+                                  exclusive_minimum=True)
+        top_k = check_int("top_k", top_k, minimum=0)
+        top_p = check_float("top_p", top_p, minimum=0.0, maximum=1.0, exclusive_minimum=True)
+        seed = check_int("seed", seed, minimum=0, allow_none=True)
+        if n_best > 1 and (sampling or beam_size < n_best):
+            raise KseqError(f"`n_best` needs beam search with beam_size >= n_best. "
+                            f"Received: n_best={n_best}, beam_size={beam_size}")
+        return tuple(sorted(dict(
+            beam_size=beam_size, length_penalty=length_penalty, alpha=alpha, n_best=n_best,
+            max_length=max_length, min_length=min_length, coverage_penalty=coverage_penalty,
+            no_repeat_ngram_size=no_repeat_ngram_size, sampling=sampling,
+            temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
+        ).items()))
+
+    def search(self, inputs, settings):
+        """Model inputs -> `(ids [B, M, T], scores [B, M], lengths [B, M])`, traceable."""
+        s = dict(settings)
+        memory = self.encode(inputs)
+        state = self.initial_state(memory)
+        start = tf.fill([tf.shape(memory["mask"])[0]], START_ID)
+        common = dict(max_length=s["max_length"], end_id=END_ID, min_length=s["min_length"],
+                      no_repeat_ngram_size=s["no_repeat_ngram_size"])
+        if s["sampling"]:
+            ids, scores, lengths = sample(
+                self.step, state, memory, start, temperature=s["temperature"],
+                top_k=s["top_k"], top_p=s["top_p"], seed=s["seed"], **common)
+        elif s["beam_size"] == 1:
+            ids, scores, lengths = greedy_search(self.step, state, memory, start, **common)
+        else:
+            return beam_search(
+                self.step, state, memory, start, beam_size=s["beam_size"],
+                length_penalty=s["length_penalty"], alpha=s["alpha"],
+                coverage_penalty=s["coverage_penalty"], n_best=s["n_best"], **common)
+        return ids[:, None], scores[:, None], lengths[:, None]
+
+    def compiled_search(self, settings, xla=False):
+        """A `tf.function` over the preprocessor's `input_signature`, cached per settings."""
+        cache = self.__dict__.setdefault("_compiled_searches", {})
+        key = (settings, xla)
+        if key not in cache:
+            cache[key] = tf.function(lambda inputs: self.search(inputs, settings),
+                                     input_signature=self.preprocessor.input_signature,
+                                     jit_compile=xla or None)
+        return cache[key]
+
+    def generate(self, inputs, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
+                 batch_size=64, xla=False, return_scores=False, **search_options):
+        """Raw inputs (a list) -> `list[str]`, or `list[list[str]]` for n_best > 1.
+
+        Inputs are sorted by size and cut into batches of `batch_size`, and the
+        output comes back in input order. `beam_size=1` is greedy search;
+        `sampling=True` (with `temperature`, `top_k`, `top_p`, `seed`) samples.
+        Over-long inputs are truncated with a warning; an empty input gives "".
+        """
+        inputs = self.check_generate_inputs(inputs)
+        batch_size = check_int("batch_size", batch_size)
+        if not inputs:
+            return []
+        settings = self.search_settings(beam_size, length_penalty, alpha, n_best, **search_options)
+        search = self.compiled_search(settings, xla)
+        order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+        results, truncated = [None] * len(inputs), 0
+        for begin in range(0, len(inputs), batch_size):
+            chunk = order[begin : begin + batch_size]
+            model_inputs = self.preprocessor.inference_inputs(
+                tf.constant([inputs[i] for i in chunk]))
+            truncated += int(np.sum(model_inputs["truncated"]))
+            ids, scores, _ = search(model_inputs[self.preprocessor.input_signature[0].name])
+            m = ids.shape[1]
+            flat = tf.reshape(ids, [-1, ids.shape[2]])  # [B·M, T]
+            strings = self.preprocessor.detokenize(flat).numpy().reshape(len(chunk), m)
+            # An empty input (also "   ") has no translation: "" with score 0, as served.
+            empty = model_inputs["empty"].numpy()
+            scores = np.where(empty[:, None], 0.0, scores.numpy())
+            for row, index in enumerate(chunk):
+                hyps = ["" if empty[row] else s.decode("utf-8") for s in strings[row]]
+                out = hyps if n_best > 1 else hyps[0]
+                results[index] = (out, scores[row].tolist()) if return_scores else out
+        if truncated:
+            logger.warning("%d input(s) longer than the model's input length were truncated.",
+                           truncated)
+        return results
+
+    def check_generate_inputs(self, inputs):
+        """The raw inputs `generate` accepts, checked (text tasks: a list of str or bytes)."""
+        return check_texts("texts", inputs)
+
+    def evaluate_bleu(self, pairs, beam_size=4, print_signature=True, **generate_options):
+        """sacrebleu BLEU and chrF of detokenised output against the raw references.
+
+        Args:
+            pairs: `(input, reference)` pairs, or a `tf.data.Dataset` of them.
+
+        Returns:
+            dict with `bleu`, `chrf`, `exact_match` (share of identical strings),
+            `bleu_signature`, `chrf_signature`, `hypotheses`.
+        """
+        if isinstance(pairs, tf.data.Dataset):
+            pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]
+        pairs = list(pairs)
+        if not pairs:
+            raise KseqError("evaluate_bleu needs at least one (source, reference) pair. "
+                            "Received: 0 pairs")
+        for index, pair in enumerate(pairs):
+            if (not isinstance(pair, (tuple, list)) or len(pair) != 2
+                    or not all(isinstance(x, str) for x in pair)):
+                raise KseqError(f"`pairs` must hold (source, reference) string pairs; item "
+                                f"{index} is not one. Received: pairs[{index}]={pair!r}")
+        references = [t for _, t in pairs]
+        hypotheses = self.generate([s for s, _ in pairs], beam_size=beam_size, **generate_options)
+        result = {**corpus_scores(hypotheses, references), "hypotheses": hypotheses}
+        if print_signature:
+            print(f"BLEU {result['bleu']} ({result['bleu_signature']}) | "
+                  f"chrF {result['chrf']} ({result['chrf_signature']})")
+        return result

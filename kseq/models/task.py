@@ -1,0 +1,75 @@
+"""`Task`: the base of every kseq task model (translator, classifier, tagger, ...).
+
+A task is a subclassed functional `keras.Model` made of parts (an encoder, a
+decoder or a head: registered layers) and a preprocessor. The base gives it:
+
+- **Config from the constructor.** `get_config` returns every constructor
+  argument, read from the attribute of the same name; layers and other
+  registered objects (the preprocessor) are serialized nested, and
+  `from_config` rebuilds them. A subclass overrides neither.
+- **The real-rows train step.** A task that defines the hooks
+  `hidden_states(inputs, training)` (`[B, T, E]`, or `[B, E]` for one label
+  per example) and `project(states)` (float32 logits) trains through
+  `real_rows_train_step`, which projects only rows whose label is not padding.
+  Where that step could change a result, Keras's own step runs instead, and
+  the log says so once per reason.
+
+The functional graph is built through the parts' `call` methods rather than
+their `__call__`, so its nodes are the parts' sublayers: saved weights sit
+under those sublayers, as in models saved before the parts existed.
+"""
+
+import inspect
+import logging
+
+import keras
+
+from kseq.models.real_rows_train_step import real_rows_train_step
+
+logger = logging.getLogger("kseq")
+
+
+def _constructor_arguments(cls):
+    """Names of `cls.__init__`'s arguments, without `self`, `*args`, `**kwargs` and `dtype`."""
+    skip = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return [name for name, p in inspect.signature(cls.__init__).parameters.items()
+            if p.kind not in skip and name not in ("self", "dtype")]
+
+
+def _is_serialized_object(value):
+    return isinstance(value, dict) and "class_name" in value and "config" in value
+
+
+class Task(keras.Model):
+    """Base class of task models; see the module docstring."""
+
+    def get_config(self):
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+        for name in _constructor_arguments(type(self)):
+            value = getattr(self, name)
+            if hasattr(value, "get_config"):
+                value = keras.saving.serialize_keras_object(value)
+            config[name] = value
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        for name, value in config.items():
+            if name != "dtype" and _is_serialized_object(value):
+                config[name] = keras.saving.deserialize_keras_object(value)
+        return cls(**config)
+
+    def train_step(self, data):
+        """Keras's step, with the projection on real label rows where it cannot change a result."""
+        logs, reason = real_rows_train_step(self, data)
+        if logs is not None:
+            return logs
+        said = self.__dict__.setdefault("_fallback_reasons_logged", set())
+        if reason not in said:
+            said.add(reason)
+            logger.info("%s trains with Keras's own step: %s.", type(self).__name__, reason)
+        return super().train_step(data)
