@@ -72,9 +72,11 @@ def check_choice(name, value, choices):
 def check_texts(name, texts):
     """A list (or tuple) of `str` or `bytes`; a single string is refused (a common slip).
 
-    Returns a list of UTF-8 `bytes`. Each lone surrogate in a `str` becomes
-    one U+FFFD; invalid UTF-8 in `bytes` is left for the tokenizer, which
-    replaces it with U+FFFD exactly as the exported model does.
+    Returns a list of UTF-8 `bytes`. A `str` holding a lone surrogate becomes
+    its `surrogatepass` bytes (U+D800 is ED A0 80), which are invalid UTF-8:
+    like invalid bytes, they are left for the preprocessor, which replaces
+    each invalid byte with U+FFFD in the graph — the exported model's rule,
+    so a served model given the same bytes returns the same text and score.
     """
     if isinstance(texts, (str, bytes)) or texts is None:
         _fail(name, "a list of strings", texts)
@@ -96,7 +98,5 @@ def check_texts(name, texts):
 
 
 def _utf8(text):
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: UTF-16 pairs the valid ones, replaces the rest
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+    # Valid text encodes as usual; a lone surrogate keeps its three bytes (see check_texts).
+    return text.encode("utf-8", "surrogatepass")

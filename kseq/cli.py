@@ -78,15 +78,24 @@ def _check_plot_folder(folder):
                         f"Received: --plot-attention {folder}")
 
 
-def _translate(args):
+def _load_task(model_dir, command, needed):
+    """The trained model of `model_dir`, when its task supports `command` (has `needed`)."""
     from kseq.training import load_trained
 
+    model = load_trained(model_dir)
+    if not callable(getattr(model, needed, None)):
+        raise KseqError(f"`kseq {command}` needs a model with `{needed}` (a translator); this "
+                        f"folder holds a {type(model).__name__}. Received: {model_dir}")
+    return model
+
+
+def _translate(args):
     if args.n_best > args.beam:
         raise KseqError(f"--n-best must be <= --beam. Received: --n-best {args.n_best}, "
                         f"--beam {args.beam}")
     if args.plot_attention:
         _check_plot_folder(args.plot_attention)
-    model = load_trained(args.model_dir)
+    model = _load_task(args.model_dir, "translate", "translate")
     texts = _read_inputs(args.texts)
     outputs = model.translate(texts, beam_size=args.beam, n_best=args.n_best)
     for output in outputs:
@@ -121,9 +130,7 @@ def _evaluation_pairs(model_dir, data):
 
 
 def _evaluate(args):
-    from kseq.training import load_trained
-
-    model = load_trained(args.model_dir)
+    model = _load_task(args.model_dir, "evaluate", "evaluate_bleu")
     pairs = _evaluation_pairs(args.model_dir, args.data)
     if args.limit:
         pairs = pairs[: args.limit]
@@ -135,7 +142,6 @@ def _evaluate(args):
 
 def _export(args):
     from kseq.export import export_to_serving_layout
-    from kseq.training import load_trained
 
     if args.n_best > args.beam:
         raise KseqError(f"--n-best must be <= --beam. Received: --n-best {args.n_best}, "
@@ -143,7 +149,7 @@ def _export(args):
     base, name = os.path.split(os.path.normpath(args.output))
     if not name or name in (".", ".."):
         raise KseqError(f"--output must be BASE/NAME. Received: --output {args.output}")
-    model = load_trained(args.model_dir)
+    model = _load_task(args.model_dir, "export", "search")
     version_dir = export_to_serving_layout(model, base or ".", name, args.version,
                                            beam_size=args.beam, n_best=args.n_best,
                                            xla=args.xla)

@@ -1,10 +1,16 @@
-"""Training a translator from a recipe: resumable, exact, and unable to lose a model.
+"""Training any registered task from a recipe: resumable, exact, and unable to lose a model.
+
+The recipe's `"task"` (default "translator") picks the builder
+(`kseq.zoo.build`); the model itself brings its preprocessor, compile defaults
+and validation callback (`kseq.models.Task`). Data are `(input, target)`
+pairs: a builder's splits or a two-column TSV file, split by a hash of the input.
 
 An output folder holds `recipe.json`, `data_source.json` (what it trained on),
 `model_config.json` (vocabularies included, so a restart builds the same
 model), `backup/` (checkpoints every `save_every_steps` steps: weights,
 optimizer state and step counter, see `kseq.training_checkpoints`),
-`history.csv`, `curves.png` (loss and validation BLEU, redrawn every epoch),
+`history.csv`, `curves.png` (loss, and validation BLEU where the task reports
+it, redrawn every epoch),
 and at the end `model.keras`.
 
 - **Resume continues the data.** Epoch `e` is shuffled with a seed made of
@@ -37,7 +43,6 @@ from kseq.data.bucketing import bucket_by_length, filter_by_length
 from kseq.data.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
 from kseq.data.parallel_text import read_tsv
 from kseq.errors import KseqError, one_line
-from kseq.metrics.bleu_callback import BleuCallback
 from kseq.models.translator import Translator
 from kseq.recipe_checks import check_recipe
 from kseq.run_folder import RunFolder, check_output_folder
@@ -78,9 +83,7 @@ def load_data(recipe, data_source=None):
 
 
 def _new_model(recipe, splits):
-    spec = recipe.get("model", {})
-    return zoo.translator(spec.get("arch", "transformer"), train_pairs=splits["train"],
-                          recipe=recipe, **{k: v for k, v in spec.items() if k != "arch"})
+    return zoo.build(recipe, splits["train"])
 
 
 def _model_from_config(run, recipe):
@@ -95,7 +98,7 @@ def _model_from_config(run, recipe):
         model = keras.saving.deserialize_keras_object(config)
     else:  # written by kseq before the parts existed: a translator's flat config
         model = Translator.from_config(config)
-    return zoo.compile_translator(model, recipe.get("training", {}))
+    return model.compile_from_recipe(recipe.get("training", {}))
 
 
 def load_trained(model_dir):
@@ -188,7 +191,12 @@ def _save_final(model, run, store):
 
 def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
           save_every_steps=50, overrides=None, verbose=1, extra_callbacks=()):
-    """Trains (or resumes) into `output_dir`; returns `(model, splits, bleu_history)`.
+    """Trains (or resumes) into `output_dir`; returns `(model, splits, validation_history)`.
+
+    Any registered task trains this way (`kseq.zoo.register_task`; the recipe's
+    `"task"` key, default "translator"): the task class supplies the
+    preprocessor, the compile defaults and the validation callback (BLEU for
+    generative tasks; its per-epoch entries are the history returned).
 
     Args:
         recipe_name: a preset name or a recipe JSON file.
@@ -255,12 +263,12 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
 
     guard = NonFiniteLossGuard()
     budget = TimeBudget(minutes) if minutes else None
-    bleu = BleuCallback(splits["valid"], subset=training.get("bleu_subset", 200),
-                        verbose=bool(verbose))
+    validation = model.validation_callback(splits["valid"], training, verbose=bool(verbose))
     checkpointing = Checkpointing(store, save_every_steps, steps_per_epoch, target, guard,
                                   batching, start.checkpoint and start.checkpoint["step"])
-    callbacks = [guard, checkpointing, bleu, TrainingCurves(run.file("curves.png"), run.logged_rows()),
-                 keras.callbacks.CSVLogger(run.file("history.csv"), append=True)]
+    callbacks = [guard, checkpointing] + ([validation] if validation else [])
+    callbacks += [TrainingCurves(run.file("curves.png"), run.logged_rows()),
+                  keras.callbacks.CSVLogger(run.file("history.csv"), append=True)]
     callbacks += [budget] if budget else []
     callbacks += list(extra_callbacks)
 
@@ -280,7 +288,7 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
             f"training.peak_learning_rate={training.get('peak_learning_rate')}")
     _check_finite(model, store)
     _save_final(model, run, store)
-    return model, splits, bleu.history
+    return model, splits, validation.history if validation else []
 
 
 def _report_start(run, start, step, position, target):

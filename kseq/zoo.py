@@ -11,13 +11,9 @@ import json
 import os
 from importlib import resources
 
-import keras
-
 from kseq.data.libreoffice import kseq_home, libreoffice_dataset
 from kseq.data.numbers import numbers_dataset
 from kseq.errors import KseqError
-from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
-from kseq.models.learning_rate import WarmupInverseSqrt
 from kseq.models.translator_architectures import ARCHITECTURES, build_translator
 from kseq.text import TOKENIZERS, Tokenizer
 from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
@@ -105,17 +101,47 @@ def _cached_wordpiece(texts, max_size, spec):
 
 
 def compile_translator(model, training):
-    """Adam with warm-up + inverse-sqrt decay, label-smoothed masked loss, masked accuracy."""
-    schedule = WarmupInverseSqrt(training.get("peak_learning_rate", 1e-3),
-                                 training.get("warmup_steps", 1000))
-    model.compile(
-        optimizer=keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
-                                        clipnorm=training.get("clipnorm", 1.0)),
-        loss=MaskedSparseCrossEntropy(training.get("label_smoothing", 0.1)),
-        metrics=[MaskedAccuracy()],
-        jit_compile=bool(training.get("jit_compile", False)),
-    )
-    return model
+    """The task's training defaults (`Task.compile_from_recipe`); kept for older callers."""
+    return model.compile_from_recipe(training)
+
+
+TASK_BUILDERS = {}
+
+
+def register_task(name):
+    """Registers `builder(recipe, train_data) -> compiled model` for recipes with `"task": name`.
+
+    `train_data` is what the task's preprocessor learns its vocabularies from
+    (a translator: `(source, target)` pairs). Used as a decorator.
+    """
+    def register(builder):
+        TASK_BUILDERS[name] = builder
+        return builder
+    return register
+
+
+def build(recipe, train_data=None):
+    """The compiled model a recipe describes; its `"task"` key (default "translator") picks
+    the builder.
+
+    Example:
+    >>> import kseq
+    >>> recipe = {"model": {"arch": "rnn", "units": 8, "embedding_dim": 8}}
+    >>> type(kseq.zoo.build(recipe, [("one", "un")])).__name__
+    'Translator'
+    """
+    task = recipe.get("task", "translator")
+    if task not in TASK_BUILDERS:
+        raise KseqError(f"Unknown task; expected one of {sorted(TASK_BUILDERS)}. "
+                        f"Received: task={task!r}")
+    return TASK_BUILDERS[task](recipe, train_data)
+
+
+@register_task("translator")
+def _translation_task(recipe, train_data):
+    spec = dict(recipe.get("model", {}))
+    arch = spec.pop("arch", "transformer")
+    return translator(arch, train_pairs=train_data, recipe=recipe, **spec)
 
 
 def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=None,

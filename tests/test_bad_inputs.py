@@ -161,8 +161,9 @@ def test_train_api_checks_its_arguments_before_writing(tmp_path, kwargs, named):
 
 def test_invalid_text_becomes_replacement_characters_not_a_failed_batch(model, capsys,
                                                                         monkeypatch):
-    outputs = model.translate(["four", "forty\ud800two", "forty\ufffdtwo", b"\xff\xfeseven"],
-                              beam_size=1)
+    # A lone surrogate is its three surrogatepass bytes, each replaced in the graph: U+FFFD x 3.
+    outputs = model.translate(["four", "forty\ud800two", "forty\ufffd\ufffd\ufffdtwo",
+                               b"\xff\xfeseven"], beam_size=1)
     assert outputs[0] == "quatre" and outputs[1] == outputs[2] and isinstance(outputs[3], str)
     # One invalid UTF-8 line on stdin: every line is translated, the batch survives.
     stdin = io.TextIOWrapper(io.BytesIO(b"four\n\xff\xfe bad line\nseven\n"), encoding="utf-8")

@@ -27,7 +27,8 @@ import tensorflow_text  # registers the tokenizer ops
 assert "kseq" not in sys.modules
 served = tf.saved_model.load(sys.argv[1])
 texts = json.loads(sys.argv[2])
-batch = [t.encode("utf-8") for t in texts] + [b"one\xff two"]
+# A lone surrogate cannot be UTF-8: a client sends its surrogatepass bytes (invalid UTF-8).
+batch = [t.encode("utf-8", "surrogatepass") for t in texts] + [b"one\xff two"]
 out = served.signatures["serving_default"](text=tf.constant(batch))
 alone = [served.signatures["serving_default"](text=tf.constant([t]))["text"].numpy()[0, 0]
          for t in batch]
@@ -43,19 +44,23 @@ print(json.dumps({
 
 @pytest.mark.slow
 def test_fresh_process_parity(overfit_translator, exported):
-    sources = [s for s, _ in PAIRS[:5]] + ["", LONG]
+    # Defined results for bad input: empty, over-long, blank, a lone surrogate (then
+    # invalid UTF-8 bytes, appended by the child): the same in translate() and served.
+    sources = [s for s, _ in PAIRS[:5]] + ["", LONG, "   ", "one \ud800 two"]
     done = subprocess.run([sys.executable, "-c", FRESH_PROCESS, exported, json.dumps(sources)],
                           env=ENV, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     served = json.loads(done.stdout.strip().splitlines()[-1])
     assert not served["kseq_loaded"]
-    expected, scores = zip(*overfit_translator.translate(
-        sources, beam_size=4, n_best=2, return_scores=True))
+    expected, scores, truncated = zip(*overfit_translator.translate(
+        sources + [b"one\xff two"], beam_size=4, n_best=2, return_scores=True,
+        return_truncated=True))
     assert [row[0] for row in served["text"][:5]] == [t for _, t in PAIRS[:5]]
-    assert [row for row in served["text"][:7]][:5] == [list(e) for e in expected][:5]
-    np.testing.assert_allclose(np.array(served["score"][:5]), np.array(scores[:5]), atol=1e-4)
-    assert served["text"][5] == ["", ""] and served["score"][5] == [0.0, 0.0]
-    assert served["truncated"] == [False] * 6 + [True, False]
+    assert served["text"] == [list(e) for e in expected]
+    np.testing.assert_allclose(np.array(served["score"]), np.array(scores), atol=1e-4)
+    assert served["truncated"] == list(truncated) == [False] * 6 + [True] + [False] * 3
+    for blank in (5, 7):
+        assert served["text"][blank] == ["", ""] and served["score"][blank] == [0.0, 0.0]
     assert served["alone"] == [row[0] for row in served["text"]]
 
 

@@ -9,7 +9,8 @@ import tensorflow as tf
 
 import kseq
 from test_export import ENV, FRESH_PROCESS
-from translator_fixtures import PAIRS, assert_twins_train_alike, train_step_twins
+from testing import run_task_test
+from translator_fixtures import PAIRS
 
 ARCHS = [("attention", "gru"), ("attention", "lstm"), ("rnn", "gru"), ("conv", "glu")]
 RECIPE = {"training": {"peak_learning_rate": 0.01, "warmup_steps": 30}}
@@ -40,25 +41,12 @@ def overfit_rnn(request):
 
 
 @pytest.mark.slow
-def test_overfits_twenty_pairs_and_steps_match_forward(overfit_rnn):
-    sources, targets = [s for s, _ in PAIRS], [t for _, t in PAIRS]
-    assert overfit_rnn.translate(sources, beam_size=1) == targets
-    assert overfit_rnn.translate(sources, beam_size=4) == targets
-    ids = overfit_rnn.source_tokenizer.tokenize(sources[:3]).to_tensor()
-    target = overfit_rnn.target_tokenizer.tokenize(targets[:3]).to_tensor()
-    decoder_ids = tf.concat([tf.fill([3, 1], kseq.text.START_ID), target], axis=1)
-    forward = overfit_rnn({"source_ids": ids, "decoder_ids": decoder_ids}).numpy()
-    memory = overfit_rnn.encode(ids)
-    state = overfit_rnn.initial_state(memory)
-    for t in range(decoder_ids.shape[1]):
-        logits, state = overfit_rnn.step(decoder_ids[:, t], state, memory, t)
-        real = decoder_ids[:, t].numpy() != 0
-        np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
-
-
-@pytest.mark.parametrize("arch,cell", ARCHS, ids=["-".join(a) for a in ARCHS])
-def test_real_rows_train_step_matches_keras_step(arch, cell):
-    assert_twins_train_alike(*train_step_twins(lambda: rnn_translator(arch, cell)))
+def test_every_recurrent_and_conv_translator_passes_the_task_test(overfit_rnn, request):
+    arch, cell = request.node.callspec.params["overfit_rnn"]
+    run_task_test(overfit_rnn, lambda: rnn_translator(arch, cell), PAIRS, boundaries=(32,),
+                  predict=lambda model, texts: model.translate(texts, beam_size=1))
+    targets = [t for _, t in PAIRS]
+    assert overfit_rnn.translate([s for s, _ in PAIRS], beam_size=4) == targets
 
 
 # attention-lstm shares every export code path with attention-gru; leaving it out here

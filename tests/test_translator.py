@@ -11,8 +11,8 @@ import tensorflow as tf
 import kseq
 from kseq.data import bucket_by_length
 
-from translator_fixtures import (PAIRS, assert_twins_train_alike, tiny_translator,
-                                 train_step_twins)
+from testing import run_task_test
+from translator_fixtures import PAIRS, tiny_translator
 
 
 @pytest.mark.slow
@@ -26,22 +26,10 @@ def test_overfit_twenty_pairs_reproduces_targets(overfit_translator):
     assert "case:mixed" in result["bleu_signature"]
 
 
-def test_step_matches_forward(overfit_translator):
-    # A trained model: a forward pass that froze a weight at build time would differ.
-    model = overfit_translator
-    ids = model.source_tokenizer.tokenize([s for s, _ in PAIRS[:3]]).to_tensor()
-    target = model.target_tokenizer.tokenize([t for _, t in PAIRS[:3]]).to_tensor()
-    decoder_ids = tf.concat([tf.fill([3, 1], kseq.text.START_ID), target], axis=1)
-    forward = model({"source_ids": ids, "decoder_ids": decoder_ids}).numpy()
-    memory = model.encode(ids)
-    state = model.initial_state(memory)
-    shapes = set()
-    for t in range(decoder_ids.shape[1]):
-        logits, state = model.step(decoder_ids[:, t], state, memory, t)
-        shapes.add(tuple(state["cache"][0]["key"].shape))
-        real = decoder_ids[:, t].numpy() != 0
-        np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
-    assert shapes == {(3, 2, 32, 16)}  # [B, H, L, D]
+def test_transformer_passes_the_task_test(overfit_translator):
+    # Trained: a forward pass that froze a weight at build time would differ from step().
+    run_task_test(overfit_translator, tiny_translator, PAIRS,
+                  predict=lambda model, texts: model.translate(texts, beam_size=1))
 
 
 def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
@@ -58,20 +46,6 @@ def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
     restored = keras.saving.load_model(path)
     sources = [s for s, _ in PAIRS[:6]]
     assert restored.translate(sources, beam_size=2) == model.translate(sources, beam_size=2)
-
-
-def test_fit_on_pretokenised_ids_and_on_raw_strings():
-    model = tiny_translator()
-    pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
-                                             32, 32)
-    raw = pre.training_dataset(PAIRS, [16, 32], batch_size=8)
-    loss_raw = model.fit(raw, epochs=1, verbose=0).history["loss"][0]
-    features, labels = pre(tf.constant([s for s, _ in PAIRS]), tf.constant([t for _, t in PAIRS]))
-    ids = tf.data.Dataset.from_tensor_slices(
-        ({k: v.to_tensor(shape=[20, 32]) for k, v in features.items()},
-         labels.to_tensor(shape=[20, 32]))).batch(10)
-    loss_ids = model.fit(ids, epochs=1, verbose=0).history["loss"][0]
-    assert np.isfinite(loss_raw) and np.isfinite(loss_ids)
 
 
 def test_bucketing_keeps_every_example_once_with_bounded_shapes():
@@ -155,12 +129,6 @@ def test_keras_hub_layout_options_and_their_config():
     scaled = classic.decoder.token_embedding(ids).numpy()[0]
     np.testing.assert_allclose(scaled, classic.decoder.token_embedding.embeddings.numpy()[[4, 5, 6]] * 8**0.5,
                                rtol=1e-6)
-
-
-def test_train_step_on_real_rows_matches_keras_step():
-    # Projecting only the real target rows must not change the loss, the
-    # metrics or the update: compare with Keras's own step on identical copies.
-    assert_twins_train_alike(*train_step_twins())
 
 
 _MIRRORED_CHECK = r"""

@@ -1,4 +1,4 @@
-"""One Transformer decoder block: causal self-attention, cross-attention, feed-forward.
+"""One Transformer decoder block: causal self-attention, cross-attention (optional), feed-forward.
 
 Shape letters: `B` batch, `T` target length, `S` source length, `E` width,
 `H` heads, `D` head depth, `L` cache length.
@@ -29,11 +29,14 @@ class TransformerDecoderBlock(TransformerBlockBase):
         layer_norm_epsilon: epsilon of the layer norms.
         activation_dropout: dropout after the feed-forward activation
             (None: `dropout`).
+        cross_attention: attend to a memory (an encoder's output); False gives
+            a decoder-only (language model) block that reads none.
 
     Call arguments:
         inputs: `[B, T, E]` decoder inputs.
-        memory: `[B, S, E]` encoder output.
-        memory_mask: `[B, S]` bool, True at real source tokens (required).
+        memory: `[B, S, E]` encoder output (None without cross-attention).
+        memory_mask: `[B, S]` bool, True at real source tokens (required with
+            a memory).
         decoder_mask: optional `[B, T]` bool.
         return_attention_scores: also return cross-attention weights `[B, H, T, S]`.
 
@@ -49,6 +52,10 @@ class TransformerDecoderBlock(TransformerBlockBase):
     (2, 4, 8)
     """
 
+    def __init__(self, num_heads, intermediate_dim, cross_attention=True, **kwargs):
+        super().__init__(num_heads, intermediate_dim, **kwargs)
+        self.has_cross_attention = cross_attention
+
     def build(self, inputs_shape, memory_shape=None):
         memory_shape = memory_shape or inputs_shape
         depth = self.head_depth(inputs_shape[-1])
@@ -57,11 +64,12 @@ class TransformerDecoderBlock(TransformerBlockBase):
             dtype=self.dtype_policy, name="self_attention",
         )
         self.self_attention.build(inputs_shape)
-        self.cross_attention = MultiHeadSelfAttention(
-            self.num_heads, depth, dropout=self.dropout,
-            dtype=self.dtype_policy, name="cross_attention",
-        )
-        self.cross_attention.build(inputs_shape, memory_shape)
+        if self.has_cross_attention:
+            self.cross_attention = MultiHeadSelfAttention(
+                self.num_heads, depth, dropout=self.dropout,
+                dtype=self.dtype_policy, name="cross_attention",
+            )
+            self.cross_attention.build(inputs_shape, memory_shape)
         self.feed_forward = FeedForward(
             self.intermediate_dim, self.activation, self.activation_dropout,
             dtype=self.dtype_policy, name="feed_forward",
@@ -70,24 +78,23 @@ class TransformerDecoderBlock(TransformerBlockBase):
         self.residual_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         eps = self.layer_norm_epsilon
         self.self_attention_norm = make_norm(self, "self_attention_norm", eps, inputs_shape)
-        self.cross_attention_norm = make_norm(self, "cross_attention_norm", eps, inputs_shape)
+        if self.has_cross_attention:
+            self.cross_attention_norm = make_norm(self, "cross_attention_norm", eps,
+                                                  inputs_shape)
         self.feed_forward_norm = make_norm(self, "feed_forward_norm", eps, inputs_shape)
         self.built = True
 
     def _residuals(self):
+        cross_norm = self.cross_attention_norm if self.has_cross_attention else None
         return [
-            ResidualNorm(norm, self.residual_dropout, self.norm_first)
-            for norm in (
-                self.self_attention_norm,
-                self.cross_attention_norm,
-                self.feed_forward_norm,
-            )
+            ResidualNorm(norm, self.residual_dropout, self.norm_first) if norm else None
+            for norm in (self.self_attention_norm, cross_norm, self.feed_forward_norm)
         ]
 
     def _cross_and_feed_forward(self, x, cross_kv, memory_mask, training):
         """The two sub-layers shared by `call` and `step`; returns `(x, weights)`."""
         _, cross, feed = self._residuals()
-        found = {}
+        found = {"weights": None}
 
         def cross_attend(h):
             out, found["weights"] = self.cross_attention.attend(
@@ -95,7 +102,8 @@ class TransformerDecoderBlock(TransformerBlockBase):
             )
             return out
 
-        x = cross(x, cross_attend, training)
+        if cross is not None:
+            x = cross(x, cross_attend, training)
         x = feed(x, lambda h: self.feed_forward(h, training=training), training)
         return x, found["weights"]
 
@@ -109,15 +117,16 @@ class TransformerDecoderBlock(TransformerBlockBase):
         training=None,
     ):
         require_rank("inputs", inputs, 3)
-        require_rank("memory", memory, 3)
-        require_mask("memory_mask", memory_mask)
+        if self.has_cross_attention:
+            require_rank("memory", memory, 3)
+            require_mask("memory_mask", memory_mask)
         self_residual = self._residuals()[0]
         x = self_residual(
             inputs,
             lambda h: self.self_attention(h, query_mask=decoder_mask, training=training),
             training,
         )
-        cross_kv = self.precompute_memory(memory)
+        cross_kv = self.precompute_memory(memory) if self.has_cross_attention else None
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, training)
         return (x, weights) if return_attention_scores else x
 
@@ -146,10 +155,12 @@ class TransformerDecoderBlock(TransformerBlockBase):
             t: scalar position.
 
         Returns:
-            `(outputs [B, E], new_cache, cross_weights [B, H, S])`.
+            `(outputs [B, E], new_cache, cross_weights [B, H, S])`; the weights
+            are None without cross-attention.
         """
         require_rank("inputs_t", inputs_t, 2)
-        require_mask("memory_mask", memory_mask)
+        if self.has_cross_attention:
+            require_mask("memory_mask", memory_mask)
         self_residual = self._residuals()[0]
         new_cache = {}
 
@@ -162,4 +173,7 @@ class TransformerDecoderBlock(TransformerBlockBase):
         # shape ops around the matmul), paid at every step of a search.
         x = self_residual(inputs_t, self_attend)
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, None)
-        return x, new_cache, weights[:, :, 0]
+        return x, new_cache, None if weights is None else weights[:, :, 0]
+
+    def get_config(self):
+        return {**super().get_config(), "cross_attention": self.has_cross_attention}

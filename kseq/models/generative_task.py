@@ -17,6 +17,7 @@ from kseq.arguments import check_choice, check_float, check_int, check_texts
 from kseq.decoding import beam_search, greedy_search, sample
 from kseq.decoding.length_penalty import LENGTH_PENALTIES
 from kseq.errors import KseqError
+from kseq.metrics.bleu_callback import BleuCallback
 from kseq.metrics.text_scores import corpus_scores
 from kseq.models.task import Task
 from kseq.text.tokenizer import END_ID, START_ID
@@ -95,13 +96,17 @@ class GenerativeTask(Task):
         return cache[key]
 
     def generate(self, inputs, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
-                 batch_size=64, xla=False, return_scores=False, **search_options):
+                 batch_size=64, xla=False, return_scores=False, return_truncated=False,
+                 **search_options):
         """Raw inputs (a list) -> `list[str]`, or `list[list[str]]` for n_best > 1.
 
         Inputs are sorted by size and cut into batches of `batch_size`, and the
         output comes back in input order. `beam_size=1` is greedy search;
         `sampling=True` (with `temperature`, `top_k`, `top_p`, `seed`) samples.
         Over-long inputs are truncated with a warning; an empty input gives "".
+        Each item becomes a tuple `(output, scores)` with `return_scores`, and
+        gains a last element `truncated` (bool) with `return_truncated`: the
+        exported model's outputs, row for row.
         """
         inputs = self.check_generate_inputs(inputs)
         batch_size = check_int("batch_size", batch_size)
@@ -115,7 +120,8 @@ class GenerativeTask(Task):
             chunk = order[begin : begin + batch_size]
             model_inputs = self.preprocessor.inference_inputs(
                 tf.constant([inputs[i] for i in chunk]))
-            truncated += int(np.sum(model_inputs["truncated"]))
+            cut = model_inputs["truncated"].numpy()
+            truncated += int(np.sum(cut))
             ids, scores, _ = search(model_inputs[self.preprocessor.input_signature[0].name])
             m = ids.shape[1]
             flat = tf.reshape(ids, [-1, ids.shape[2]])  # [B·M, T]
@@ -126,11 +132,17 @@ class GenerativeTask(Task):
             for row, index in enumerate(chunk):
                 hyps = ["" if empty[row] else s.decode("utf-8") for s in strings[row]]
                 out = hyps if n_best > 1 else hyps[0]
-                results[index] = (out, scores[row].tolist()) if return_scores else out
+                item = (out, scores[row].tolist()) if return_scores else (out,)
+                item += (bool(cut[row]),) if return_truncated else ()
+                results[index] = item if len(item) > 1 else out
         if truncated:
             logger.warning("%d input(s) longer than the model's input length were truncated.",
                            truncated)
         return results
+
+    def validation_callback(self, examples, training, verbose=True):
+        """BLEU of greedy output on at most `training["bleu_subset"]` (200) examples, each epoch."""
+        return BleuCallback(examples, subset=training.get("bleu_subset", 200), verbose=verbose)
 
     def check_generate_inputs(self, inputs):
         """The raw inputs `generate` accepts, checked (text tasks: a list of str or bytes)."""

@@ -7,6 +7,10 @@ decoder or a head: registered layers) and a preprocessor. The base gives it:
   argument, read from the attribute of the same name; layers and other
   registered objects (the preprocessor) are serialized nested, and
   `from_config` rebuilds them. A subclass overrides neither.
+- **Training defaults.** `compile_from_recipe(training)` (Adam with warm-up
+  and inverse-sqrt decay, the masked loss with label smoothing, masked
+  accuracy, padding labels `label_pad_id`) and `validation_callback(...)`
+  (none here; generative tasks report BLEU) are what `kseq train` uses.
 - **The real-rows train step.** A task that defines the hooks
   `hidden_states(inputs, training)` (`[B, T, E]`, or `[B, E]` for one label
   per example) and `project(states)` (float32 logits) trains through
@@ -24,6 +28,8 @@ import logging
 
 import keras
 
+from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
+from kseq.models.learning_rate import WarmupInverseSqrt
 from kseq.models.real_rows_train_step import real_rows_train_step
 
 logger = logging.getLogger("kseq")
@@ -42,6 +48,33 @@ def _is_serialized_object(value):
 
 class Task(keras.Model):
     """Base class of task models; see the module docstring."""
+
+    # Labels equal to this are padding, ignored by loss and metrics. A task whose
+    # labels are classes (no padding id) sets -1, which bucketing writes in padding rows.
+    label_pad_id = 0
+
+    def compile_from_recipe(self, training):
+        """Compiles with the recipe's `training` section; returns the model.
+
+        Keys (all optional): `peak_learning_rate` (1e-3), `warmup_steps`
+        (1000), `clipnorm` (1.0; null turns clipping off), `label_smoothing`
+        (0.1), `jit_compile` (False).
+        """
+        schedule = WarmupInverseSqrt(training.get("peak_learning_rate", 1e-3),
+                                     training.get("warmup_steps", 1000))
+        self.compile(
+            optimizer=keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
+                                            clipnorm=training.get("clipnorm", 1.0)),
+            loss=MaskedSparseCrossEntropy(training.get("label_smoothing", 0.1),
+                                          pad_id=self.label_pad_id),
+            metrics=[MaskedAccuracy(pad_id=self.label_pad_id)],
+            jit_compile=bool(training.get("jit_compile", False)),
+        )
+        return self
+
+    def validation_callback(self, examples, training, verbose=True):
+        """A callback that scores `examples` each epoch (with a `history` list), or None."""
+        return None
 
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable,

@@ -120,7 +120,8 @@ class Translator(GenerativeTask):
     # === Text in, text out ===
 
     def translate(self, texts, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
-                  batch_size=64, xla=False, return_scores=False, **search_options):
+                  batch_size=64, xla=False, return_scores=False, return_truncated=False,
+                  **search_options):
         """Translates a list of strings; returns `list[str]`, or `list[list[str]]` for n_best > 1.
 
         See `generate`. `str` or UTF-8 `bytes` items are accepted; invalid
@@ -129,7 +130,8 @@ class Translator(GenerativeTask):
         """
         return self.generate(texts, beam_size=beam_size, length_penalty=length_penalty,
                              alpha=alpha, n_best=n_best, batch_size=batch_size, xla=xla,
-                             return_scores=return_scores, **search_options)
+                             return_scores=return_scores, return_truncated=return_truncated,
+                             **search_options)
 
     def export(self, filepath, format="tf_saved_model", *, beam_size=4, n_best=1,
                length_penalty="gnmt", alpha=0.6, max_length=None, xla=False, **kwargs):

@@ -20,11 +20,11 @@ ARCHITECTURES = ("transformer", "attention", "rnn", "conv")
 SHARE_EMBEDDINGS = ("decoder", "all", "none")
 
 
-def _transformer(source_tokenizer, target_tokenizer, dtype, legacy_layout, num_layers=2, num_heads=4,
-                 hidden_dim=128, intermediate_dim=512, dropout=0.1, max_source_length=64,
-                 max_target_length=64, share_embeddings="decoder", position="sinusoidal",
-                 norm_first=True, scale_embeddings=True, embedding_dropout=None,
-                 activation_dropout=None):
+def _transformer(source_tokenizer, target_tokenizer, dtype, legacy_layout, num_layers=2,
+                 num_heads=4, hidden_dim=128, intermediate_dim=512, dropout=0.1,
+                 max_source_length=64, max_target_length=64, share_embeddings="decoder",
+                 position="sinusoidal", norm_first=True, scale_embeddings=True,
+                 embedding_dropout=None, activation_dropout=None):
     if share_embeddings not in SHARE_EMBEDDINGS:
         raise ValueError("`share_embeddings` must be 'decoder', 'all' or 'none'. "
                          f"Received: share_embeddings={share_embeddings!r}")
@@ -62,9 +62,9 @@ def _recurrent(arch):
     return build
 
 
-def _conv(source_tokenizer, target_tokenizer, dtype, legacy_layout, num_encoder_layers=4, num_decoder_layers=3,
-          embedding_dim=256, hidden_dim=256, kernel_size=3, dropout=0.1, max_source_length=64,
-          max_target_length=64):
+def _conv(source_tokenizer, target_tokenizer, dtype, legacy_layout, num_encoder_layers=4,
+          num_decoder_layers=3, embedding_dim=256, hidden_dim=256, kernel_size=3, dropout=0.1,
+          max_source_length=64, max_target_length=64):
     parts = dict(embedding_dim=embedding_dim, hidden_dim=hidden_dim, kernel_size=kernel_size,
                  dropout=dropout, dtype=dtype)
     encoder = ConvEncoder(source_tokenizer.vocabulary_size, num_layers=num_encoder_layers,

@@ -1,6 +1,8 @@
 """Every decoder, given the same fake memory: step-by-step logits equal teacher-forced ones,
 padding in the memory changes nothing, and the config round trip rebuilds it."""
 
+import inspect
+
 import keras
 import numpy as np
 import pytest
@@ -22,13 +24,21 @@ DECODERS = {
                                            dropout=0.0),
     "rnn-luong-lstm": lambda: RnnDecoder(V, embedding_dim=4, units=E, cell="lstm",
                                          attention="luong", dropout=0.0),
+    "transformer-lm": lambda: TransformerDecoder(
+        V, num_layers=2, num_heads=2, hidden_dim=E, intermediate_dim=16, dropout=0.0,
+        max_length=T, cross_attention=False),
     "conv": lambda: ConvDecoder(V, embedding_dim=E, hidden_dim=16, num_layers=2, dropout=0.0,
                                 max_length=T),
 }
 
 
-def fake_memory(seed=0):
-    """States, values and a summary, with the last two source positions of row 0 padding."""
+def fake_memory(seed=0, kind=""):
+    """States, values and a summary, with the last two source positions of row 0 padding.
+
+    A decoder-only language model has no source: its memory is an empty mask.
+    """
+    if kind.endswith("-lm"):
+        return {"mask": np.zeros((B, 0), bool)}
     rng = np.random.default_rng(seed)
     mask = np.ones((B, S), bool)
     mask[0, -2:] = False
@@ -46,7 +56,7 @@ def decoder_ids():
 
 @pytest.mark.parametrize("kind", sorted(DECODERS))
 def test_steps_reproduce_teacher_forced_logits(kind):
-    decoder, memory, ids = DECODERS[kind](), fake_memory(), decoder_ids()
+    decoder, memory, ids = DECODERS[kind](), fake_memory(kind=kind), decoder_ids()
     forward = decoder(ids, memory).numpy()  # [B, T, V]
     assert forward.shape == (B, T, V) and forward.dtype == np.float32
     prepared = decoder.prepare(memory)
@@ -55,7 +65,7 @@ def test_steps_reproduce_teacher_forced_logits(kind):
         logits, state = decoder.step(ids[:, t], state, prepared, t)
         real = ids[:, t] != 0
         np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=2e-5)
-        assert state["attention"].shape == (B, S)
+        assert state["attention"].shape == memory["mask"].shape
 
 
 @pytest.mark.parametrize("kind", sorted(DECODERS))
@@ -65,20 +75,29 @@ def test_memory_padding_changes_no_output(kind):
     for key in ("states", "values"):
         noisy[key] = memory[key].copy()
         noisy[key][0, -2:] = 100.0  # the padded source positions of row 0
-    if kind.startswith("rnn-context"):  # reads only "final": nothing to pad
-        noisy = memory
+    if kind.startswith("rnn-context") or kind.endswith("-lm"):  # reads no states
+        noisy = memory = fake_memory(kind=kind)
     np.testing.assert_allclose(decoder(ids, noisy).numpy(), decoder(ids, memory).numpy(),
                                atol=1e-5)
 
 
 @pytest.mark.parametrize("kind", sorted(DECODERS))
 def test_config_round_trip_rebuilds_the_same_function(kind):
-    decoder, memory, ids = DECODERS[kind](), fake_memory(), decoder_ids()
+    decoder, memory, ids = DECODERS[kind](), fake_memory(kind=kind), decoder_ids()
     expected = decoder(ids, memory).numpy()
+    arguments = set(inspect.signature(type(decoder).__init__).parameters) - {"self", "kwargs"}
+    assert set(decoder.get_config()) >= arguments  # every constructor argument is stored
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(decoder))
     restored(ids, memory)
     restored.set_weights(decoder.get_weights())
     np.testing.assert_allclose(restored(ids, memory).numpy(), expected, atol=1e-6)
+
+
+def test_language_model_decoder_reads_no_memory():
+    decoder = DECODERS["transformer-lm"]()
+    ids = decoder_ids()
+    np.testing.assert_allclose(decoder(ids).numpy(), decoder(ids, fake_memory(kind="-lm")).numpy())
+    assert not any("cross" in w.path for w in decoder.weights)
 
 
 def test_attention_decoder_has_one_layer_and_bad_choices_are_named():

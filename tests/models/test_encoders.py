@@ -1,5 +1,7 @@
 """Every encoder returns the shared memory dict, and padding never changes a real output."""
 
+import inspect
+
 import keras
 import numpy as np
 import pytest
@@ -42,6 +44,8 @@ def test_config_round_trip(kind):
     encoder = ENCODERS[kind][0]()
     ids = np.array([[4, 5, 6, 0]], "int32")
     expected = encoder(ids)["states"].numpy()
+    arguments = set(inspect.signature(type(encoder).__init__).parameters) - {"self", "kwargs"}
+    assert set(encoder.get_config()) >= arguments  # every constructor argument is stored
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(encoder))
     restored(ids)
     restored.set_weights(encoder.get_weights())

@@ -1,12 +1,18 @@
-"""`Task` is general: a toy classifier trains, saves and serves without overriding the base,
-and its real-rows train step on `[B, E]` states equals Keras's step."""
+"""`Task` is general: a toy classifier (tests/models/toy_classifier.py) passes the task test —
+trains, saves, serves; its real-rows step on `[B, E]` states equals Keras's — and trains from
+a recipe file with `kseq train`, without overriding the base."""
+
+import json
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 import kseq
+from kseq.cli import main as kseq_command
 from kseq.data import numbers_dataset
+from kseq.training import load_trained
+from testing import run_task_test
 from toy_classifier import ToyClassifier, ToyPreprocessor
 
 NUMBERS = numbers_dataset("fr", train_size=60, valid_size=0, test_size=0, seed=3)["train"]
@@ -14,53 +20,54 @@ NUMBERS = numbers_dataset("fr", train_size=60, valid_size=0, test_size=0, seed=3
 PAIRS = [(text, "big" if "thousand" in text else "small") for text, _ in NUMBERS]
 
 
+@kseq.zoo.register_task("toy_classifier")
+def build_toy_classifier(recipe, train_pairs):
+    tokenizer = kseq.text.WordTokenizer.build_vocabulary([t for t, _ in train_pairs])
+    encoder = kseq.models.encoders.TransformerEncoder(
+        tokenizer.vocabulary_size, num_layers=1, num_heads=2, intermediate_dim=32, dropout=0.0,
+        max_length=16, hidden_dim=recipe["model"].get("hidden_dim", 16))
+    model = ToyClassifier(encoder, ToyPreprocessor(tokenizer, ["small", "big"]))
+    return model.compile_from_recipe(recipe["training"])
+
+
+RECIPE = {"task": "toy_classifier", "model": {"hidden_dim": 16},
+          "training": {"epochs": 12, "batch_size": 16, "boundaries": [8, 16], "warmup_steps": 5,
+                       "peak_learning_rate": 0.01, "label_smoothing": 0.0, "seed": 0}}
+
+
 def toy_classifier(seed=0):
     keras.utils.set_random_seed(seed)
-    tokenizer = kseq.text.WordTokenizer.build_vocabulary([t for t, _ in PAIRS])
-    encoder = kseq.models.encoders.TransformerEncoder(
-        tokenizer.vocabulary_size, num_layers=1, num_heads=2, hidden_dim=16,
-        intermediate_dim=32, dropout=0.0, max_length=16)
-    model = ToyClassifier(encoder, ToyPreprocessor(tokenizer, ["small", "big"]))
-    model.compile(optimizer=keras.optimizers.Adam(0.01),
-                  loss=kseq.metrics.MaskedSparseCrossEntropy(pad_id=-1),
-                  metrics=[kseq.metrics.MaskedAccuracy(pad_id=-1)])
-    return model
+    return kseq.zoo.build(RECIPE, PAIRS)
 
 
-def test_toy_classifier_trains_saves_and_serves(tmp_path):
+def served_labels(model, texts):
+    return [s.decode() for s in tf.function(model.serve)(tf.constant(texts)).numpy()]
+
+
+def test_toy_classifier_passes_the_task_test():
     assert {label for _, label in PAIRS} == {"small", "big"}
     model = toy_classifier()
     data = model.preprocessor.training_dataset(PAIRS, [8, 16], batch_size=16, shuffle=False)
-    model.fit(data.cache().repeat(30), epochs=1, verbose=0)
-    texts = tf.constant([t for t, _ in PAIRS])
-    served = [s.decode() for s in tf.function(model.serve)(texts).numpy()]
-    assert served == [label for _, label in PAIRS]
-    path = str(tmp_path / "toy.keras")
-    model.save(path)
-    restored = keras.saving.load_model(path)
-    assert isinstance(restored.preprocessor, ToyPreprocessor)
-    assert restored.preprocessor.labels == ["small", "big"]
-    np.testing.assert_allclose(restored(model.preprocessor.inference_inputs(texts)).numpy(),
-                               model(model.preprocessor.inference_inputs(texts)).numpy(), atol=1e-5)
+    model.fit(data.cache().repeat(20), epochs=1, verbose=0)
+    run_task_test(model, lambda: kseq.zoo.build(RECIPE, PAIRS), PAIRS, served_labels,
+                  boundaries=(8, 16))
+    # Its layers and preprocessor are serialized nested by Task.get_config.
+    config = model.get_config()
+    assert config["encoder"]["class_name"] == "TransformerEncoder"
+    assert config["preprocessor"]["config"]["labels"] == ["small", "big"]
 
 
-def test_real_rows_step_on_pooled_states_equals_keras_step():
-    fast, plain = toy_classifier(seed=4), toy_classifier(seed=5)
-    plain.set_weights(fast.get_weights())
-    plain.train_step = lambda data: keras.Model.train_step(plain, data)
-    for model in (fast, plain):
-        model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.loss,
-                      metrics=[kseq.metrics.MaskedAccuracy(pad_id=-1)])
-    batch = next(iter(fast.preprocessor.training_dataset(PAIRS[:5], [16], batch_size=8,
-                                                         shuffle=False)))
-    assert batch[1].numpy().tolist()[-3:] == [-1, -1, -1]  # padding rows of the bucket
-    ranks, project = [], fast.project
-    fast.project = lambda states: ranks.append(len(states.shape)) or project(states)
-    for _ in range(2):
-        got = fast.train_on_batch(*batch, return_dict=True)
-        want = plain.train_on_batch(*batch, return_dict=True)
-        for name in want:
-            np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6)
-    assert ranks == [2]  # the fast step ran, on [R, E] real rows
-    for a, b in zip(fast.get_weights(), plain.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+def test_kseq_train_trains_the_toy_task_from_a_recipe_file(tmp_path, capsys):
+    recipe, data = tmp_path / "toy.json", tmp_path / "toy.tsv"
+    recipe.write_text(json.dumps(RECIPE), encoding="utf-8")
+    data.write_text("".join(f"{t}\t{label}\n" for t, label in PAIRS * 2), encoding="utf-8")
+    output = str(tmp_path / "run")
+    assert kseq_command(["train", str(recipe), "--data", str(data), "--output", output]) in (0, None)
+    model = load_trained(output)
+    assert type(model) is ToyClassifier and model.loss.pad_id == -1
+    served = served_labels(model, [t for t, _ in PAIRS])
+    assert np.mean([s == label for s, (_, label) in zip(served, PAIRS)]) > 0.9
+    assert "saved" in capsys.readouterr().out
+    # Commands this task does not support say so in one line.
+    assert kseq_command(["translate", output, "one"]) == 2
+    assert "needs a model with `translate`" in capsys.readouterr().err

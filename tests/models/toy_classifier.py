@@ -43,6 +43,8 @@ def mean_of_real_states(memory):  # [B, S, E] -> [B, E]
 
 @keras.saving.register_keras_serializable(package="kseq_tests")
 class ToyClassifier(kseq.models.Task):
+    label_pad_id = -1  # class labels have no padding id: bucketing's padding rows hold -1
+
     def __init__(self, encoder, preprocessor, **kwargs):
         head = keras.layers.Dense(len(preprocessor.labels), name="head")
         token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")

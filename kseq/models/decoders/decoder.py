@@ -2,11 +2,13 @@
 
 import keras
 
+from kseq.models.part import Part
 
-class Decoder(keras.layers.Layer):
+
+class Decoder(Part):
     """Base class: `call` is `project(hidden_states(...))`; subclasses define the rest."""
 
-    def call(self, decoder_ids, memory, training=None):
+    def call(self, decoder_ids, memory=None, training=None):
         return self.project(self.hidden_states(decoder_ids, memory, training=training))
 
     def reuse_encoder_layers(self, encoder):
@@ -23,5 +25,5 @@ class Decoder(keras.layers.Layer):
         """The memory a search reads: by default, as the encoder returned it."""
         return dict(memory)
 
-    def compute_output_spec(self, decoder_ids, memory, training=None):
+    def compute_output_spec(self, decoder_ids, memory=None, training=None):
         return keras.KerasTensor((*decoder_ids.shape, self.vocabulary_size), dtype="float32")

@@ -106,8 +106,9 @@ class RnnDecoder(Decoder):
         self.dropout_layer = encoder.dropout_layer
 
     def prepare(self, memory):
+        """What a step reads: the start state, and attended states and keys (or the context)."""
         attended, h0, initial = self._bridged(memory)
-        prepared = {**memory, "initial_state": initial}
+        prepared = {"mask": memory["mask"], "initial_state": initial}
         if self.attention:
             prepared["attended"] = attended
             prepared["keys"] = self.recurrent_layers[0].precompute_memory(attended)

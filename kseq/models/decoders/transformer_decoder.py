@@ -29,6 +29,9 @@ class TransformerDecoder(Decoder):
         max_length: longest target `T` (with `<s>`/`</s>`); the KV cache's length.
         tie_embeddings: the output projection is the token embedding's
             transpose (True) or a `Dense` layer of its own.
+        cross_attention: attend to `memory["states"]`; False makes a
+            decoder-only language model, whose memory is `{"mask": [B, 0]}`
+            (no source: `hidden_states` also takes `memory=None`).
 
     Example:
     >>> import numpy as np, kseq
@@ -50,7 +53,7 @@ class TransformerDecoder(Decoder):
     def __init__(self, vocabulary_size, num_layers=2, num_heads=4, hidden_dim=128,
                  intermediate_dim=512, dropout=0.1, max_length=64, position="sinusoidal",
                  norm_first=True, scale_embeddings=True, embedding_dropout=None,
-                 activation_dropout=None, tie_embeddings=True, **kwargs):
+                 activation_dropout=None, tie_embeddings=True, cross_attention=True, **kwargs):
         super().__init__(**kwargs)
         check_choice("position", position, sorted(POSITIONS))
         self.vocabulary_size = vocabulary_size
@@ -66,6 +69,7 @@ class TransformerDecoder(Decoder):
         self.embedding_dropout = embedding_dropout
         self.activation_dropout = activation_dropout
         self.tie_embeddings = tie_embeddings
+        self.cross_attention = cross_attention
         # === Layers ===
         dtype, name = self.dtype_policy, self.name
         self.token_embedding = TokenEmbedding(vocabulary_size, hidden_dim, scale=scale_embeddings,
@@ -78,8 +82,8 @@ class TransformerDecoder(Decoder):
         self.blocks = [TransformerDecoderBlock(
             num_heads=num_heads, intermediate_dim=intermediate_dim, dropout=dropout,
             norm_first=norm_first, dtype=dtype, name=f"{name}_block_{i}",
-            activation_dropout=dropout if activation_dropout is None else activation_dropout)
-            for i in range(num_layers)]
+            activation_dropout=dropout if activation_dropout is None else activation_dropout,
+            cross_attention=cross_attention) for i in range(num_layers)]
         self.final_norm = keras.layers.LayerNormalization(
             epsilon=1e-5, dtype=dtype, name=f"{name}_norm") if norm_first else None
         self.output_projection = None if tie_embeddings else keras.layers.Dense(
@@ -106,18 +110,20 @@ class TransformerDecoder(Decoder):
         self.embedding_dropout_layer = encoder.embedding_dropout_layer
 
     def prepare(self, memory):
-        """Adds `"cross"`: each block's cross-attention keys and values, computed once."""
+        """`{"mask", "cross"}`: each block's cross-attention keys and values, computed once."""
+        if not self.cross_attention:
+            return {"mask": memory["mask"], "cross": [None] * self.num_layers}
         cross = [block.precompute_memory(memory["states"]) for block in self.blocks]
-        return {**memory, "cross": cross}
+        return {"mask": memory["mask"], "cross": cross}
 
-    def hidden_states(self, decoder_ids, memory, training=None):
+    def hidden_states(self, decoder_ids, memory=None, training=None):
         """The last block's output `[B, T, E]`, before the final norm and the projection."""
         decoder_mask = ops.not_equal(decoder_ids, 0)
+        states, mask = (memory["states"], memory["mask"]) if self.cross_attention else (None, None)
         x = self.token_embedding(decoder_ids)  # [B, T, E]
         x = self.embedding_dropout_layer(x + self.position_embedding(x), training=training)
         for block in self.blocks:
-            x = block(x, memory["states"], memory_mask=memory["mask"],
-                      decoder_mask=decoder_mask, training=training)
+            x = block(x, states, memory_mask=mask, decoder_mask=decoder_mask, training=training)
         return x
 
     def project(self, states):
@@ -145,7 +151,8 @@ class TransformerDecoder(Decoder):
             x, cache, weights = block.step(x, cache, cross, memory["mask"], t)
             caches.append(cache)
         # Heads of the last cross-attention, averaged: [N, S] for coverage and plots.
-        attention = ops.cast(ops.mean(weights, axis=1), state["attention"].dtype)
+        attention = state["attention"] if weights is None else ops.cast(
+            ops.mean(weights, axis=1), state["attention"].dtype)
         return self.project(x), {"cache": caches, "attention": attention}
 
     def get_config(self):
@@ -158,5 +165,5 @@ class TransformerDecoder(Decoder):
             "norm_first": self.norm_first, "scale_embeddings": self.scale_embeddings,
             "embedding_dropout": self.embedding_dropout,
             "activation_dropout": self.activation_dropout,
-            "tie_embeddings": self.tie_embeddings,
+            "tie_embeddings": self.tie_embeddings, "cross_attention": self.cross_attention,
         }

@@ -11,10 +11,11 @@ from kseq.layers.conv_encoder_block import ConvEncoderBlock
 from kseq.layers.gated_convolution import RESIDUAL_SCALE
 from kseq.layers.position_embedding import LearnedPositionEmbedding
 from kseq.layers.token_embedding import TokenEmbedding
+from kseq.models.part import Part
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class ConvEncoder(keras.layers.Layer):
+class ConvEncoder(Part):
     """Token + learned position embeddings `e`, a projection to `H`, gated conv blocks, back to `E`.
 
     The output `z` is the attention keys (`"states"`); the values are

@@ -9,12 +9,13 @@ from keras import ops
 
 from kseq.arguments import check_choice, check_int
 from kseq.layers.token_embedding import TokenEmbedding
+from kseq.models.part import Part
 
 CELLS = {"gru": keras.layers.GRU, "lstm": keras.layers.LSTM}
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class RnnEncoder(keras.layers.Layer):
+class RnnEncoder(Part):
     """Embedding, dropout, `num_layers` (bi)directional recurrent layers.
 
     `"final"` is the top layer's last hidden state of each direction,

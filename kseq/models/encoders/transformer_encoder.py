@@ -6,16 +6,17 @@ Shape letters: `B` batch, `S` source length, `E` width.
 import keras
 from keras import ops
 
+from kseq.arguments import check_choice
 from kseq.layers.position_embedding import LearnedPositionEmbedding, SinusoidalPositionEmbedding
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
-from kseq.arguments import check_choice
+from kseq.models.part import Part
 
 POSITIONS = {"sinusoidal": SinusoidalPositionEmbedding, "learned": LearnedPositionEmbedding}
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class TransformerEncoder(keras.layers.Layer):
+class TransformerEncoder(Part):
     """Token and position embeddings, `num_layers` encoder blocks, a final norm (pre-LN).
 
     Args:

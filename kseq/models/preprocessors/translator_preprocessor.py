@@ -73,7 +73,8 @@ class TranslatorPreprocessor(Preprocessor):
         lengths = ragged.row_lengths()
         longest = tf.maximum(tf.reduce_max(tf.concat([lengths, [1]], 0)), 1)
         step = SOURCE_LENGTH_STEP
-        width = tf.minimum(tf.cast(self.max_source_length, tf.int64), (longest + step - 1) // step * step)
+        rounded = (longest + step - 1) // step * step
+        width = tf.minimum(tf.cast(self.max_source_length, tf.int64), rounded)
         ids = ragged.to_tensor(shape=tf.stack([ragged.nrows(), width]))
         return {"source_ids": tf.cast(ids, tf.int32), "truncated": truncated,
                 "empty": tf.equal(lengths, 0)}
