@@ -14,7 +14,8 @@ import tensorflow as tf
 
 from translator_fixtures import PAIRS
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+README = os.path.join(ROOT, "README.md")
 MARKERS = ("<!-- serving-example:start -->", "<!-- serving-example:end -->")
 
 

@@ -155,7 +155,8 @@ print(json.dumps({"fast": fast.fit(data, verbose=0).history,
 @pytest.mark.slow
 def test_real_rows_train_step_under_mirrored_strategy():
     # Two replicas (two logical CPUs, set before TensorFlow starts: a child process).
-    done = subprocess.run([sys.executable, "-c", _MIRRORED_CHECK, os.path.dirname(__file__)],
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # translator_fixtures
+    done = subprocess.run([sys.executable, "-c", _MIRRORED_CHECK, tests],
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])

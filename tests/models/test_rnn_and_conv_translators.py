@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import kseq
-from test_export import ENV, FRESH_PROCESS
+from fresh_process import ENV, FRESH_PROCESS
 from testing import run_task_test
 from translator_fixtures import PAIRS
 
