@@ -24,6 +24,7 @@ from kseq.decoding.length_penalty import (
     length_penalty_factor,
 )
 from kseq.decoding.ngram_blocking import block_repeated_ngrams
+from kseq.decoding.prompts import make_prompt
 from kseq.decoding.search_common import (
     NEG_INF,
     block_end_before_min_length,
@@ -79,7 +80,7 @@ def beam_search(
     step, state, memory, start_ids, *, beam_size, max_length, end_id,
     length_penalty="fairseq", alpha=0.75, coverage_penalty=0.0, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
-    n_best=1, early_stop=True,
+    n_best=1, early_stop=True, prompt_ids=None, prompt_lengths=None, prefill=None,
 ):
     """Beam search over the step protocol, in one `tf.while_loop`.
 
@@ -98,6 +99,8 @@ def beam_search(
         coverage_penalty: `β >= 0` of the GNMT coverage term.
         n_best: hypotheses returned per row, `<= K`.
         early_stop: stop a row once no alive beam can enter its n-best list.
+        prompt_ids, prompt_lengths, prefill: as in `greedy_search`; the length
+            penalty counts generated tokens only.
 
     Returns:
         `(ids [B, M, T] int32, scores [B, M] float32, lengths [B, M] int32)` in
@@ -128,26 +131,33 @@ def beam_search(
             f"Received: memory keys={sorted(memory) if isinstance(memory, dict) else memory}"
         )
     source_mask = memory["mask"][:, None, :] if use_coverage else None  # [B, 1, S]
+    prompt = make_prompt(prompt_ids, prompt_lengths, batch, max_length)
+    t0, first_tokens = tf.constant(0), start_ids
+    first_columns = tf.zeros([batch, max_length], tf.int32)
+    if prompt is not None and prefill is not None:  # on B rows, before tiling to beams
+        t0, first_tokens, state, first_columns = prompt.prefill(prefill, start_ids, state,
+                                                                memory)
     memory = tile_rows(memory, K)
     state = tile_rows(state, K)
+    generated = (lambda lengths: lengths) if prompt is None else prompt.generated
 
     def penalise(raw, lengths, coverage):
-        score = raw / length_penalty_factor(lengths, length_penalty, alpha)
+        score = raw / length_penalty_factor(generated(lengths), length_penalty, alpha)
         if use_coverage:
             score += coverage_penalty_term(coverage, source_mask, coverage_penalty)
         return score
 
     first_beam_only = tf.concat([[0.0], tf.fill([K - 1], NEG_INF)], axis=0)
     alive_log_probs = tf.tile(first_beam_only[None], [batch, 1])  # [B, K]
-    alive_sequences = tf.zeros([batch, K, max_length], tf.int32)
+    alive_sequences = tf.tile(first_columns[:, None, :], [1, K, 1])  # [B, K, T]
     source_width = tf.shape(source_mask)[2] if use_coverage else 1
     alive_coverage = tf.zeros([batch, K, source_width], tf.float32)
     finished_sequences = tf.zeros([batch, K, max_length], tf.int32)
     finished_scores = tf.fill([batch, K], NEG_INF)
     finished_lengths = tf.zeros([batch, K], tf.int32)
-    steps_taken = tf.zeros([batch], tf.int32)
-    done = tf.zeros([batch], tf.bool)
-    best_possible_lp = length_penalty_factor(limits, length_penalty, alpha)  # [B]
+    steps_taken = tf.fill([batch], t0)
+    done = t0 >= limits
+    best_possible_lp = length_penalty_factor(generated(limits), length_penalty, alpha)  # [B]
 
     def body(t, tokens, state, alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len,
              steps_taken, done):
@@ -155,11 +165,18 @@ def beam_search(
         vocab = logits.shape[-1]
         check_end_id(end_id, vocab)
         log_probs = log_softmax_float32(logits)  # [N, V]
-        log_probs = block_end_before_min_length(log_probs, t, min_length, end_id)
+        # min_length counts generated tokens: a row's prompt comes first.
+        position = t if prompt is None else tf.repeat(t - prompt.lengths, K)[:, None]
+        log_probs = block_end_before_min_length(log_probs, position, min_length, end_id)
         flat_seq = tf.reshape(alive_seq, [-1, max_length])  # [N, T]
         log_probs = block_repeated_ngrams(log_probs, flat_seq, t, no_repeat_ngram_size)
         # A static V keeps shapes known for the top-k stages (and for XLA).
         log_probs = tf.reshape(log_probs, [batch, K, vocab or -1])  # [B, K, V]
+        if prompt is not None:  # a forced row's only candidate is its prompt token, unscored
+            is_forced, forced_token = prompt.forced(t)
+            only_prompt = tf.where(tf.equal(tf.range(tf.shape(log_probs)[2])[None, :],
+                                            forced_token[:, None]), 0.0, NEG_INF)  # [B, V]
+            log_probs = tf.where(is_forced[:, None, None], only_prompt[:, None, :], log_probs)
         candidates = alive_lp[:, :, None] + log_probs
         # 2K candidates: even if K of them end, K remain to stay alive.
         cand_lp, cand_beam, cand_token = _two_stage_top_k(candidates, min(2 * K, K * vocab))
@@ -169,6 +186,8 @@ def beam_search(
             attention = tf.reshape(tf.cast(new_state["attention"], tf.float32), [batch, K, -1])
             cand_cov = tf.gather(alive_cov + attention, cand_beam, batch_dims=1)
         is_end = tf.equal(cand_token, end_id)
+        if prompt is not None:
+            is_end &= tf.logical_not(is_forced)[:, None]
 
         # Alive: the K best candidates that did not end (raw score).
         alive_candidates = tf.where(is_end, NEG_INF, cand_lp)
@@ -212,7 +231,7 @@ def beam_search(
     def cond(t, *loop_vars):
         return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(loop_vars[-1])))
 
-    loop_vars = (tf.constant(0), tf.repeat(start_ids, K), state, alive_sequences,
+    loop_vars = (t0, tf.repeat(first_tokens, K), state, alive_sequences,
                  alive_log_probs, alive_coverage, finished_sequences, finished_scores,
                  finished_lengths, steps_taken, done)
     (_, _, _, alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len, steps_taken,

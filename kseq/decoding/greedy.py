@@ -11,6 +11,7 @@ from kseq.decoding.single_path_search import single_path_search
 def greedy_search(
     step, state, memory, start_ids, *, max_length, end_id, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
+    prompt_ids=None, prompt_lengths=None, prefill=None,
 ):
     """Greedy decoding over the step protocol, in one `tf.while_loop`.
 
@@ -26,6 +27,9 @@ def greedy_search(
             `min(max_length, floor(a·source_length + b))`; source lengths default
             to the sum of `memory["mask"]`.
         no_repeat_ngram_size: forbid repeating any n-gram of this size (0: off).
+        prompt_ids, prompt_lengths, prefill: tokens every output starts with,
+            `[B, P]` right-padded and `[B]`, not scored; `prefill` runs the
+            positions all rows share in one pass (see `kseq.decoding.prompts`).
 
     Returns:
         `(ids [B, T] int32, scores [B] float32, lengths [B] int32)`. A finished
@@ -49,4 +53,5 @@ def greedy_search(
         max_length=max_length, end_id=end_id, min_length=min_length,
         source_lengths=source_lengths, max_length_a=max_length_a,
         max_length_b=max_length_b, no_repeat_ngram_size=no_repeat_ngram_size,
+        prompt_ids=prompt_ids, prompt_lengths=prompt_lengths, prefill=prefill,
     )

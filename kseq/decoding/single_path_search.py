@@ -3,6 +3,7 @@
 import tensorflow as tf
 
 from kseq.decoding.ngram_blocking import block_repeated_ngrams
+from kseq.decoding.prompts import make_prompt
 from kseq.decoding.search_common import (
     block_end_before_min_length,
     check_end_id,
@@ -17,6 +18,7 @@ from kseq.decoding.search_common import (
 def single_path_search(
     step, state, memory, start_ids, pick, *, max_length, end_id, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
+    prompt_ids=None, prompt_lengths=None, prefill=None,
 ):
     """Extends one hypothesis per row with `pick(scores [B, V], t) -> ids [B]`.
 
@@ -26,14 +28,20 @@ def single_path_search(
     Returns `(ids [B, T], scores [B], lengths [B])`: ids end with `end_id` when
     the row finished, later positions hold 0; `scores` sums the log-probabilities
     of the picked tokens (float32); `lengths` counts tokens including the end token.
+    With a prompt (see `kseq.decoding.prompts`) the ids start with it, `lengths`
+    counts it, and `scores` does not.
     """
     start_ids = tf.cast(start_ids, tf.int32)
     batch = static_or_dynamic_batch(start_ids)
     limits = row_length_limits(batch, max_length, memory, source_lengths, max_length_a, max_length_b)
+    prompt = make_prompt(prompt_ids, prompt_lengths, batch, max_length)
+    t0, tokens = tf.constant(0), start_ids
     sequences = tf.zeros([batch, max_length], tf.int32)
+    if prompt is not None and prefill is not None:
+        t0, tokens, state, sequences = prompt.prefill(prefill, start_ids, state, memory)
     scores = tf.zeros([batch], tf.float32)
-    lengths = tf.zeros([batch], tf.int32)
-    done = tf.zeros([batch], tf.bool)
+    lengths = tf.fill([batch], t0)
+    done = t0 >= limits
 
     def body(t, tokens, state, sequences, scores, lengths, done):
         logits, state = step(tokens, state, memory, t)
@@ -42,21 +50,29 @@ def single_path_search(
         # `pick` gets unnormalised scores (argmax and sampling ignore a per-row
         # shift), and the picked token's log-probability is its logit minus
         # log-sum-exp: one [B, V] pass fewer than a log-softmax (~1/3 faster here).
-        candidates = block_end_before_min_length(logits, t, min_length, end_id)
+        # min_length counts generated tokens: a row's prompt comes first.
+        position = t if prompt is None else (t - prompt.lengths)[:, None]
+        candidates = block_end_before_min_length(logits, position, min_length, end_id)
         candidates = block_repeated_ngrams(candidates, sequences, t, no_repeat_ngram_size)
         picked = tf.cast(pick(candidates, t), tf.int32)
         live = tf.logical_not(done)
         token_score = _log_probability(logits, picked)
+        if prompt is not None:  # prompt tokens are kept, and not scored
+            is_forced, forced_token = prompt.forced(t)
+            picked = tf.where(is_forced, forced_token, picked)
+            token_score = tf.where(is_forced, 0.0, token_score)
         scores += tf.where(live, token_score, 0.0)
         lengths += tf.cast(live, tf.int32)
         sequences = write_column(sequences, t, tf.where(live, picked, 0))
-        done = done | tf.equal(picked, end_id) | (t + 1 >= limits)
+        ended = tf.equal(picked, end_id) if prompt is None else (
+            tf.equal(picked, end_id) & tf.logical_not(is_forced))
+        done = done | ended | (t + 1 >= limits)
         return t + 1, picked, state, sequences, scores, lengths, done
 
     def cond(t, tokens, state, sequences, scores, lengths, done):
         return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(done)))
 
-    loop_vars = (tf.constant(0), start_ids, state, sequences, scores, lengths, done)
+    loop_vars = (t0, tokens, state, sequences, scores, lengths, done)
     _, _, _, sequences, scores, lengths, _ = tf.while_loop(
         cond, body, loop_vars, maximum_iterations=max_length
     )

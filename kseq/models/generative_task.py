@@ -1,11 +1,13 @@
 """`GenerativeTask`: a task whose output is a sequence found by search (translation, captions).
 
 A subclass defines the step protocol — `encode(inputs) -> memory`,
-`initial_state(memory)`, `step(token_ids, state, memory, t)` — and holds a
-preprocessor with `inference_inputs`, `input_signature` and `detokenize`, and
-`max_target_length`. This class gives it validated search settings, the
-search, a compiled search typed by the preprocessor, `generate()` (raw inputs
-in, strings out) and `evaluate_bleu()`.
+`initial_state(memory)`, `step(token_ids, state, memory, t)`, and optionally
+`prefill(input_ids [B, P], state, memory) -> state` (positions `< P` in one
+pass) — and holds a preprocessor with `inference_inputs`, `input_signature`,
+`detokenize` and `prompt_inputs`, and `max_target_length`. This class gives it
+validated search settings, the search (with optional prompts: output tokens to
+start from, see `kseq.decoding.prompts`), a compiled search typed by the
+preprocessor, `generate()` (raw inputs in, strings out) and `evaluate_bleu()`.
 """
 
 import logging
@@ -64,14 +66,19 @@ class GenerativeTask(Task):
             temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
         ).items()))
 
-    def search(self, inputs, settings):
-        """Model inputs -> `(ids [B, M, T], scores [B, M], lengths [B, M])`, traceable."""
+    def search(self, inputs, settings, prompt_ids=None, prompt_lengths=None):
+        """Model inputs -> `(ids [B, M, T], scores [B, M], lengths [B, M])`, traceable.
+
+        With `prompt_ids [B, P]` (right-padded) and `prompt_lengths [B]`, every
+        output starts with its prompt, which is not scored.
+        """
         s = dict(settings)
         memory = self.encode(inputs)
         state = self.initial_state(memory)
         start = tf.fill([tf.shape(memory["mask"])[0]], START_ID)
         common = dict(max_length=s["max_length"], end_id=END_ID, min_length=s["min_length"],
-                      no_repeat_ngram_size=s["no_repeat_ngram_size"])
+                      no_repeat_ngram_size=s["no_repeat_ngram_size"], prompt_ids=prompt_ids,
+                      prompt_lengths=prompt_lengths, prefill=getattr(self, "prefill", None))
         if s["sampling"]:
             ids, scores, lengths = sample(
                 self.step, state, memory, start, temperature=s["temperature"],
@@ -85,19 +92,25 @@ class GenerativeTask(Task):
                 coverage_penalty=s["coverage_penalty"], n_best=s["n_best"], **common)
         return ids[:, None], scores[:, None], lengths[:, None]
 
-    def compiled_search(self, settings, xla=False):
-        """A `tf.function` over the preprocessor's `input_signature`, cached per settings."""
+    def compiled_search(self, settings, xla=False, prompts=False):
+        """A `tf.function` over the preprocessor's `input_signature`, cached per settings.
+
+        `prompts=True` adds two inputs: `prompt_ids [B, P]` and `prompt_lengths [B]`.
+        """
         cache = self.__dict__.setdefault("_compiled_searches", {})
-        key = (settings, xla)
+        key = (settings, xla, prompts)
         if key not in cache:
-            cache[key] = tf.function(lambda inputs: self.search(inputs, settings),
-                                     input_signature=self.preprocessor.input_signature,
-                                     jit_compile=xla or None)
+            signature = list(self.preprocessor.input_signature)
+            if prompts:
+                signature += [tf.TensorSpec([None, None], tf.int32, name="prompt_ids"),
+                              tf.TensorSpec([None], tf.int32, name="prompt_lengths")]
+            cache[key] = tf.function(lambda inputs, *prompt: self.search(inputs, settings, *prompt),
+                                     input_signature=signature, jit_compile=xla or None)
         return cache[key]
 
     def generate(self, inputs, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
                  batch_size=64, xla=False, return_scores=False, return_truncated=False,
-                 **search_options):
+                 prompts=None, **search_options):
         """Raw inputs (a list) -> `list[str]`, or `list[list[str]]` for n_best > 1.
 
         Inputs are sorted by size and cut into batches of `batch_size`, and the
@@ -106,14 +119,21 @@ class GenerativeTask(Task):
         Over-long inputs are truncated with a warning; an empty input gives "".
         Each item becomes a tuple `(output, scores)` with `return_scores`, and
         gains a last element `truncated` (bool) with `return_truncated`: the
-        exported model's outputs, row for row.
+        exported model's outputs, row for row. `prompts` (one output-side
+        string per input) are the start of each output: the search continues
+        them (a translator's forced prefix).
         """
         inputs = self.check_generate_inputs(inputs)
         batch_size = check_int("batch_size", batch_size)
+        if prompts is not None:
+            prompts = check_texts("prompts", prompts)
+            if len(prompts) != len(inputs):
+                raise KseqError("`prompts` needs one string per input. Received: "
+                                f"{len(prompts)} prompts for {len(inputs)} inputs")
         if not inputs:
             return []
         settings = self.search_settings(beam_size, length_penalty, alpha, n_best, **search_options)
-        search = self.compiled_search(settings, xla)
+        search = self.compiled_search(settings, xla, prompts=prompts is not None)
         order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
         results, truncated = [None] * len(inputs), 0
         for begin in range(0, len(inputs), batch_size):
@@ -122,7 +142,10 @@ class GenerativeTask(Task):
                 tf.constant([inputs[i] for i in chunk]))
             cut = model_inputs["truncated"].numpy()
             truncated += int(np.sum(cut))
-            ids, scores, _ = search(model_inputs[self.preprocessor.input_signature[0].name])
+            prompt = () if prompts is None else self.preprocessor.prompt_inputs(
+                tf.constant([prompts[i] for i in chunk]))
+            ids, scores, _ = search(model_inputs[self.preprocessor.input_signature[0].name],
+                                    *prompt)
             m = ids.shape[1]
             flat = tf.reshape(ids, [-1, ids.shape[2]])  # [B·M, T]
             strings = self.preprocessor.detokenize(flat).numpy().reshape(len(chunk), m)

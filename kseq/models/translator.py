@@ -121,17 +121,19 @@ class Translator(GenerativeTask):
 
     def translate(self, texts, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
                   batch_size=64, xla=False, return_scores=False, return_truncated=False,
-                  **search_options):
+                  prefixes=None, **search_options):
         """Translates a list of strings; returns `list[str]`, or `list[list[str]]` for n_best > 1.
 
         See `generate`. `str` or UTF-8 `bytes` items are accepted; invalid
         UTF-8 (or a lone surrogate in a `str`) becomes U+FFFD, as in the
-        exported model.
+        exported model. `prefixes` (one target-side string per text) force
+        the start of each translation; the search continues it, scoring only
+        what it adds.
         """
         return self.generate(texts, beam_size=beam_size, length_penalty=length_penalty,
                              alpha=alpha, n_best=n_best, batch_size=batch_size, xla=xla,
                              return_scores=return_scores, return_truncated=return_truncated,
-                             **search_options)
+                             prompts=prefixes, **search_options)
 
     def export(self, filepath, format="tf_saved_model", *, beam_size=4, n_best=1,
                length_penalty="gnmt", alpha=0.6, max_length=None, xla=False, **kwargs):

@@ -32,6 +32,18 @@ def test_transformer_passes_the_task_test(overfit_translator):
                   predict=lambda model, texts: model.translate(texts, beam_size=1))
 
 
+def test_translate_continues_a_forced_target_prefix(overfit_translator):
+    sources, targets = [s for s, _ in PAIRS[:4]], [t for _, t in PAIRS[:4]]
+    first_words = [t.split()[0] for t in targets]
+    for beam in (1, 4):
+        assert overfit_translator.translate(sources, beam_size=beam, prefixes=first_words) == targets
+    # A prefix the model would not choose is kept, and the rest is searched after it.
+    forced = overfit_translator.translate(sources[:2], beam_size=2, prefixes=["neuf neuf", ""])
+    assert forced[0].startswith("neuf neuf") and forced[1] == targets[1]
+    with pytest.raises(kseq.errors.KseqError, match="one string per input"):
+        overfit_translator.translate(sources, prefixes=["un"])
+
+
 def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
     vocab_file = tmp_path / "vocab.txt"
     vocab_file.write_text("\n".join(overfit_translator.target_tokenizer.vocabulary), encoding="utf-8")

@@ -79,6 +79,16 @@ class TranslatorPreprocessor(Preprocessor):
         return {"source_ids": tf.cast(ids, tf.int32), "truncated": truncated,
                 "empty": tf.equal(lengths, 0)}
 
+    def prompt_inputs(self, texts):
+        """Target-side prefixes `[B]` -> `(prompt_ids [B, P], prompt_lengths [B])` int32.
+
+        The ids follow `<s>` (which the search feeds first), cut to
+        `max_target_length - 1` tokens so the end token still fits.
+        """
+        ragged = self.target_tokenizer.tokenize(texts)[:, : self.max_target_length - 1]
+        return (tf.cast(ragged.to_tensor(), tf.int32),
+                tf.cast(ragged.row_lengths(), tf.int32))
+
     def detokenize(self, ids):
         """Target ids `[N, T]` -> `[N]` strings (stops at `</s>`)."""
         return self.target_tokenizer.detokenize(ids)
