@@ -60,12 +60,16 @@ def filter_by_length(max_length, length_fn=example_length):
     return apply
 
 
-def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=example_length):
+def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=example_length,
+                     widths=None):
     """Groups examples by length and pads each batch to `[batch, boundary]` (for `apply`).
 
-    Every 1-D tensor of an example is padded to the bucket's boundary and
-    scalars (class labels) are kept; examples longer than the last boundary
-    must be filtered or truncated first.
+    Every 1-D tensor of an example is padded to the bucket's boundary, or to
+    its own longest width where `widths` gives one (a structure like the
+    examples', with ints or None: a translator's source never needs more than
+    `max_source_length` columns, whatever the target's bucket); scalars (class
+    labels) are kept. Examples longer than the last boundary must be filtered
+    or truncated first.
 
     Example:
     >>> import tensorflow as tf
@@ -88,8 +92,15 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=e
 
     def reduce(bucket, window):
         length = boundary_tensor[bucket]
-        shapes = tf.nest.map_structure(
-            lambda spec: [length] if spec.shape.rank == 1 else [], window.element_spec)
+        limits = widths if widths is not None else tf.nest.map_structure(
+            lambda _: None, window.element_spec)
+
+        def shape(spec, limit):
+            if spec.shape.rank != 1:
+                return []
+            return [length if limit is None else tf.minimum(length, tf.constant(limit, tf.int64))]
+
+        shapes = tf.nest.map_structure(shape, window.element_spec, limits)
         batched = window.padded_batch(size_tensor[bucket], padded_shapes=shapes)
         return batched.map(lambda f, l: _pad_rows(f, l, size_tensor[bucket]))
 

@@ -44,6 +44,24 @@ def test_translate_continues_a_forced_target_prefix(overfit_translator):
         overfit_translator.translate(sources, prefixes=["un"])
 
 
+@pytest.mark.parametrize("arch", ["transformer", "conv"])
+def test_buckets_longer_than_one_side_pad_each_side_to_its_own_length(arch):
+    # Learned position tables as long as each side: a source padded to the target's
+    # bucket would not fit its table (a crash deep inside TensorFlow before).
+    tok = kseq.text.WordTokenizer.build_vocabulary([s for s, _ in PAIRS] + [t for _, t in PAIRS])
+    options = {"transformer": dict(num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16,
+                                   position="learned"),
+               "conv": dict(embedding_dim=8, hidden_dim=8, num_encoder_layers=1,
+                            num_decoder_layers=1)}[arch]
+    model = kseq.models.build_translator(arch, tok, tok, max_source_length=12,
+                                         max_target_length=20, **options)
+    model.compile(optimizer="sgd", loss=kseq.metrics.MaskedSparseCrossEntropy())
+    data = model.preprocessor.training_dataset(PAIRS, [20], batch_size=10, shuffle=False)
+    features, labels = next(iter(data))
+    assert features["source_ids"].shape == (10, 12) and labels.shape == (10, 20)
+    assert np.isfinite(model.fit(data, verbose=0).history["loss"][0])
+
+
 def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
     vocab_file = tmp_path / "vocab.txt"
     vocab_file.write_text("\n".join(overfit_translator.target_tokenizer.vocabulary), encoding="utf-8")

@@ -16,6 +16,11 @@ class Preprocessor:
 
     example_length = staticmethod(example_length)
 
+    def padded_widths(self):
+        """Most columns each tensor of an example needs (a structure like the examples'),
+        or None: bucketing then pads every sequence to its bucket's boundary."""
+        return None
+
     def to_dataset(self, data):
         """Raw training examples as a dataset of `(x, y)`; a dataset passes through."""
         if isinstance(data, tf.data.Dataset):
@@ -43,7 +48,7 @@ class Preprocessor:
         if repeat:
             dataset = dataset.repeat()
         dataset = dataset.apply(bucket_by_length(boundaries, batch_size, token_budget,
-                                                 self.example_length))
+                                                 self.example_length, self.padded_widths()))
         return dataset.prefetch(tf.data.AUTOTUNE)
 
     @classmethod

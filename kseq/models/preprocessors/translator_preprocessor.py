@@ -79,6 +79,12 @@ class TranslatorPreprocessor(Preprocessor):
         return {"source_ids": tf.cast(ids, tf.int32), "truncated": truncated,
                 "empty": tf.equal(lengths, 0)}
 
+    def padded_widths(self):
+        """Sources need at most `max_source_length` columns, decoder inputs and labels
+        `max_target_length`, whatever the bucket (the position tables are that long)."""
+        target = self.max_target_length
+        return {"source_ids": self.max_source_length, "decoder_ids": target}, target
+
     def prompt_inputs(self, texts):
         """Target-side prefixes `[B]` -> `(prompt_ids [B, P], prompt_lengths [B])` int32.
 
