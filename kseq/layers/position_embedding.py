@@ -11,6 +11,15 @@ from keras import ops
 from kseq.layers.checks import require_rank
 
 
+def check_fits_table(length, start_index, max_length):
+    """A clear error when positions run past the table (where the length is known)."""
+    if isinstance(length, int) and isinstance(start_index, int) and (
+            start_index + length > max_length):
+        raise ValueError(f"The input is longer than the position table: positions up to "
+                         f"{start_index + length} need max_length >= that. Received: "
+                         f"length={length}, start_index={start_index}, max_length={max_length}")
+
+
 @keras.saving.register_keras_serializable(package="kseq")
 class SinusoidalPositionEmbedding(keras.layers.Layer):
     """Fixed sin/cos position codes (Vaswani et al. 2017), no weights.
@@ -52,6 +61,7 @@ class SinusoidalPositionEmbedding(keras.layers.Layer):
     def call(self, inputs, start_index=0):
         require_rank("inputs", inputs, 3)
         length = ops.shape(inputs)[1]
+        check_fits_table(length, start_index, self.max_length)
         table = self.table(inputs.shape[-1])
         return ops.slice(table, (start_index, 0), (length, inputs.shape[-1]))[None]
 
@@ -102,6 +112,7 @@ class LearnedPositionEmbedding(keras.layers.Layer):
     def call(self, inputs, start_index=0):
         require_rank("inputs", inputs, 3)
         length = ops.shape(inputs)[1]
+        check_fits_table(length, start_index, self.max_length)
         table = ops.cast(self.embeddings, self.compute_dtype)
         return ops.slice(table, (start_index, 0), (length, inputs.shape[-1]))[None]
 

@@ -38,3 +38,10 @@ def test_token_embedding_harness_mask_and_tied_projection():
     logits = ops.convert_to_numpy(layer.project(vectors))
     table = ops.convert_to_numpy(layer.embeddings)
     np.testing.assert_allclose(logits, ops.convert_to_numpy(vectors) @ table.T, atol=1e-5)
+
+
+@pytest.mark.parametrize("layer", [kseq.layers.SinusoidalPositionEmbedding,
+                                   kseq.layers.LearnedPositionEmbedding])
+def test_inputs_longer_than_the_table_are_refused_with_a_clear_error(layer):
+    with pytest.raises(ValueError, match="longer than the position table"):
+        layer(max_length=4)(np.zeros((1, 5, 8), "float32"))

@@ -10,9 +10,8 @@ from keras import ops
 
 from kseq.layers.conv_decoder_block import ConvDecoderBlock
 from kseq.layers.multi_head_self_attention import check_cache_room
-from kseq.layers.position_embedding import LearnedPositionEmbedding
-from kseq.layers.token_embedding import TokenEmbedding
 from kseq.models.decoders.decoder import Decoder
+from kseq.models.part import embedding_layers, store_arguments
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -39,23 +38,17 @@ class ConvDecoder(Decoder):
     (1, 3, 10)
     """
 
+    CONFIG = ("vocabulary_size", "embedding_dim", "hidden_dim", "kernel_size", "num_layers",
+              "dropout", "max_length")
+
     def __init__(self, vocabulary_size, embedding_dim=256, hidden_dim=256, kernel_size=3,
                  num_layers=3, dropout=0.1, max_length=64, **kwargs):
         super().__init__(**kwargs)
-        self.vocabulary_size = vocabulary_size
-        self.embedding_dim = embedding_dim
-        self.hidden_dim = hidden_dim
-        self.kernel_size = kernel_size
-        self.num_layers = num_layers
-        self.dropout = dropout
-        self.max_length = max_length
+        store_arguments(self, locals())
         # === Layers ===
         dtype, name = self.dtype_policy, self.name
-        self.token_embedding = TokenEmbedding(vocabulary_size, embedding_dim, scale=False,
-                                              dtype=dtype, name=f"{name}_token_embedding")
-        self.position_embedding = LearnedPositionEmbedding(max_length, dtype=dtype,
-                                                           name=f"{name}_position_embedding")
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name=f"{name}_dropout")
+        self.token_embedding, self.position_embedding, self.dropout_layer = embedding_layers(
+            self, vocabulary_size, embedding_dim, max_length, "learned", False, dropout)
         self.input_projection = keras.layers.Dense(hidden_dim, dtype=dtype, name=f"{name}_in")
         self.blocks = [ConvDecoderBlock(hidden_dim, embedding_dim, kernel_size, dropout,
                                         dtype=dtype, name=f"{name}_block_{i}")
@@ -104,12 +97,3 @@ class ConvDecoder(Decoder):
             windows.append(window)
         logits = self.project(self.state_projection(x))
         return logits, {"windows": windows, "attention": ops.cast(weights, "float32")}
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "vocabulary_size": self.vocabulary_size, "embedding_dim": self.embedding_dim,
-            "hidden_dim": self.hidden_dim, "kernel_size": self.kernel_size,
-            "num_layers": self.num_layers, "dropout": self.dropout,
-            "max_length": self.max_length,
-        }

@@ -17,6 +17,7 @@ from kseq.arguments import check_choice, check_int
 from kseq.layers.attention_decoder import AttentionDecoder
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.models.decoders.decoder import Decoder
+from kseq.models.part import store_arguments
 from kseq.models.encoders.rnn_encoder import CELLS
 
 ATTENTIONS = (None, "bahdanau", "luong")
@@ -48,19 +49,16 @@ class RnnDecoder(Decoder):
     (1, 3, 10)
     """
 
+    CONFIG = ("vocabulary_size", "embedding_dim", "units", "cell", "num_layers", "attention",
+              "dropout")
+
     def __init__(self, vocabulary_size, embedding_dim=128, units=128, cell="gru", num_layers=1,
                  attention="bahdanau", dropout=0.1, **kwargs):
         super().__init__(**kwargs)
         check_choice("cell", cell, sorted(CELLS))
         check_choice("attention", attention, ATTENTIONS)
         check_int("num_layers", num_layers, maximum=1 if attention else None)
-        self.vocabulary_size = vocabulary_size
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.cell = cell
-        self.num_layers = num_layers
-        self.attention = attention
-        self.dropout = dropout
+        store_arguments(self, locals())
         # === Layers ===
         dtype, name = self.dtype_policy, self.name
         dense = lambda units, suffix, **options: keras.layers.Dense(
@@ -158,11 +156,3 @@ class RnnDecoder(Decoder):
             h = h[:, 0]
             new_state["attention"] = state["attention"]
         return self.project(h), new_state
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "vocabulary_size": self.vocabulary_size, "embedding_dim": self.embedding_dim,
-            "units": self.units, "cell": self.cell, "num_layers": self.num_layers,
-            "attention": self.attention, "dropout": self.dropout,
-        }

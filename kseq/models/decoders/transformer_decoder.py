@@ -9,10 +9,10 @@ from keras import ops
 
 from kseq.arguments import check_choice
 from kseq.layers.multi_head_self_attention import check_cache_room
-from kseq.layers.token_embedding import TokenEmbedding
 from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
 from kseq.models.decoders.decoder import Decoder
-from kseq.models.encoders.transformer_encoder import POSITIONS
+from kseq.models.part import (POSITIONS, embedding_layers, final_norm, store_arguments,
+                              transformer_blocks)
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -50,44 +50,27 @@ class TransformerDecoder(Decoder):
     True
     """
 
+    CONFIG = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim",
+              "dropout", "max_length", "position", "norm_first", "scale_embeddings",
+              "embedding_dropout", "activation_dropout", "tie_embeddings", "cross_attention")
+
     def __init__(self, vocabulary_size, num_layers=2, num_heads=4, hidden_dim=128,
                  intermediate_dim=512, dropout=0.1, max_length=64, position="sinusoidal",
                  norm_first=True, scale_embeddings=True, embedding_dropout=None,
                  activation_dropout=None, tie_embeddings=True, cross_attention=True, **kwargs):
         super().__init__(**kwargs)
         check_choice("position", position, sorted(POSITIONS))
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.max_length = max_length
-        self.position = position
-        self.norm_first = norm_first
-        self.scale_embeddings = scale_embeddings
-        self.embedding_dropout = embedding_dropout
-        self.activation_dropout = activation_dropout
-        self.tie_embeddings = tie_embeddings
-        self.cross_attention = cross_attention
+        store_arguments(self, locals())
         # === Layers ===
-        dtype, name = self.dtype_policy, self.name
-        self.token_embedding = TokenEmbedding(vocabulary_size, hidden_dim, scale=scale_embeddings,
-                                              dtype=dtype, name=f"{name}_token_embedding")
-        self.position_embedding = POSITIONS[position](max_length, dtype=dtype,
-                                                      name=f"{name}_position_embedding")
-        self.embedding_dropout_layer = keras.layers.Dropout(
-            dropout if embedding_dropout is None else embedding_dropout, dtype=dtype,
-            name=f"{name}_embedding_dropout")
-        self.blocks = [TransformerDecoderBlock(
-            num_heads=num_heads, intermediate_dim=intermediate_dim, dropout=dropout,
-            norm_first=norm_first, dtype=dtype, name=f"{name}_block_{i}",
-            activation_dropout=dropout if activation_dropout is None else activation_dropout,
-            cross_attention=cross_attention) for i in range(num_layers)]
-        self.final_norm = keras.layers.LayerNormalization(
-            epsilon=1e-5, dtype=dtype, name=f"{name}_norm") if norm_first else None
+        self.token_embedding, self.position_embedding, self.embedding_dropout_layer = (
+            embedding_layers(self, vocabulary_size, hidden_dim, max_length, position,
+                             scale_embeddings,
+                             dropout if embedding_dropout is None else embedding_dropout))
+        self.blocks = transformer_blocks(self, TransformerDecoderBlock,
+                                         cross_attention=cross_attention)
+        self.final_norm = final_norm(self)
         self.output_projection = None if tie_embeddings else keras.layers.Dense(
-            vocabulary_size, dtype=dtype, name=f"{name}_output_projection")
+            vocabulary_size, dtype=self.dtype_policy, name=f"{self.name}_output_projection")
 
     def share_token_embedding(self, embedding):
         """Reads and projects with `embedding` (e.g. the encoder's: one table for both sides).
@@ -154,16 +137,3 @@ class TransformerDecoder(Decoder):
         attention = state["attention"] if weights is None else ops.cast(
             ops.mean(weights, axis=1), state["attention"].dtype)
         return self.project(x), {"cache": caches, "attention": attention}
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "vocabulary_size": self.vocabulary_size, "num_layers": self.num_layers,
-            "num_heads": self.num_heads, "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim, "dropout": self.dropout,
-            "max_length": self.max_length, "position": self.position,
-            "norm_first": self.norm_first, "scale_embeddings": self.scale_embeddings,
-            "embedding_dropout": self.embedding_dropout,
-            "activation_dropout": self.activation_dropout,
-            "tie_embeddings": self.tie_embeddings, "cross_attention": self.cross_attention,
-        }

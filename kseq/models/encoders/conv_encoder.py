@@ -9,9 +9,7 @@ from keras import ops
 
 from kseq.layers.conv_encoder_block import ConvEncoderBlock
 from kseq.layers.gated_convolution import RESIDUAL_SCALE
-from kseq.layers.position_embedding import LearnedPositionEmbedding
-from kseq.layers.token_embedding import TokenEmbedding
-from kseq.models.part import Part
+from kseq.models.part import Part, embedding_layers, store_arguments
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -45,23 +43,17 @@ class ConvEncoder(Part):
     ((1, 3, 4), (1, 3, 4))
     """
 
+    CONFIG = ("vocabulary_size", "embedding_dim", "hidden_dim", "kernel_size", "num_layers",
+              "dropout", "max_length")
+
     def __init__(self, vocabulary_size, embedding_dim=256, hidden_dim=256, kernel_size=3,
                  num_layers=4, dropout=0.1, max_length=64, **kwargs):
         super().__init__(**kwargs)
-        self.vocabulary_size = vocabulary_size
-        self.embedding_dim = embedding_dim
-        self.hidden_dim = hidden_dim
-        self.kernel_size = kernel_size
-        self.num_layers = num_layers
-        self.dropout = dropout
-        self.max_length = max_length
+        store_arguments(self, locals())
         # === Layers ===
         dtype, name = self.dtype_policy, self.name
-        self.token_embedding = TokenEmbedding(vocabulary_size, embedding_dim, scale=False,
-                                              dtype=dtype, name=f"{name}_token_embedding")
-        self.position_embedding = LearnedPositionEmbedding(max_length, dtype=dtype,
-                                                           name=f"{name}_position_embedding")
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name=f"{name}_dropout")
+        self.token_embedding, self.position_embedding, self.dropout_layer = embedding_layers(
+            self, vocabulary_size, embedding_dim, max_length, "learned", False, dropout)
         self.input_projection = keras.layers.Dense(hidden_dim, dtype=dtype, name=f"{name}_in")
         self.blocks = [ConvEncoderBlock(hidden_dim, kernel_size, dropout, dtype=dtype,
                                         name=f"{name}_block_{i}") for i in range(num_layers)]
@@ -77,12 +69,3 @@ class ConvEncoder(Part):
             x = block(x, padding_mask=mask, training=training)
         keys = self.output_projection(x)  # [B, S, E]
         return {"states": keys, "values": (keys + e) * RESIDUAL_SCALE, "mask": mask}
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "vocabulary_size": self.vocabulary_size, "embedding_dim": self.embedding_dim,
-            "hidden_dim": self.hidden_dim, "kernel_size": self.kernel_size,
-            "num_layers": self.num_layers, "dropout": self.dropout,
-            "max_length": self.max_length,
-        }

@@ -9,7 +9,7 @@ from keras import ops
 
 from kseq.arguments import check_choice, check_int
 from kseq.layers.token_embedding import TokenEmbedding
-from kseq.models.part import Part
+from kseq.models.part import Part, store_arguments
 
 CELLS = {"gru": keras.layers.GRU, "lstm": keras.layers.LSTM}
 
@@ -46,18 +46,15 @@ class RnnEncoder(Part):
     ((1, 3, 16), (1, 16))
     """
 
+    CONFIG = ("vocabulary_size", "embedding_dim", "units", "cell", "num_layers", "bidirectional",
+              "dropout")
+
     def __init__(self, vocabulary_size, embedding_dim=128, units=128, cell="gru", num_layers=1,
                  bidirectional=True, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
         check_choice("cell", cell, sorted(CELLS))
         check_int("num_layers", num_layers)
-        self.vocabulary_size = vocabulary_size
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.cell = cell
-        self.num_layers = num_layers
-        self.bidirectional = bidirectional
-        self.dropout = dropout
+        store_arguments(self, locals())
         # === Layers ===
         dtype, name = self.dtype_policy, self.name
         self.token_embedding = TokenEmbedding(vocabulary_size, embedding_dim, scale=False,
@@ -83,11 +80,3 @@ class RnnEncoder(Part):
         per_direction = len(final) // (2 if self.bidirectional else 1)
         last = [final[0], final[per_direction]] if self.bidirectional else [final[0]]
         return {"states": sequence, "mask": mask, "final": ops.concatenate(last, axis=-1)}
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "vocabulary_size": self.vocabulary_size, "embedding_dim": self.embedding_dim,
-            "units": self.units, "cell": self.cell, "num_layers": self.num_layers,
-            "bidirectional": self.bidirectional, "dropout": self.dropout,
-        }

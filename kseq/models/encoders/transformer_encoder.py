@@ -7,12 +7,9 @@ import keras
 from keras import ops
 
 from kseq.arguments import check_choice
-from kseq.layers.position_embedding import LearnedPositionEmbedding, SinusoidalPositionEmbedding
-from kseq.layers.token_embedding import TokenEmbedding
 from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
-from kseq.models.part import Part
-
-POSITIONS = {"sinusoidal": SinusoidalPositionEmbedding, "learned": LearnedPositionEmbedding}
+from kseq.models.part import (POSITIONS, Part, embedding_layers, final_norm, store_arguments,
+                              transformer_blocks)
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -50,40 +47,24 @@ class TransformerEncoder(Part):
     ((1, 3, 8), [[True, True, False]])
     """
 
+    CONFIG = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim",
+              "dropout", "max_length", "position", "norm_first", "scale_embeddings",
+              "embedding_dropout", "activation_dropout")
+
     def __init__(self, vocabulary_size, num_layers=2, num_heads=4, hidden_dim=128,
                  intermediate_dim=512, dropout=0.1, max_length=64, position="sinusoidal",
                  norm_first=True, scale_embeddings=True, embedding_dropout=None,
                  activation_dropout=None, **kwargs):
         super().__init__(**kwargs)
         check_choice("position", position, sorted(POSITIONS))
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.max_length = max_length
-        self.position = position
-        self.norm_first = norm_first
-        self.scale_embeddings = scale_embeddings
-        self.embedding_dropout = embedding_dropout
-        self.activation_dropout = activation_dropout
+        store_arguments(self, locals())
         # === Layers ===
-        dtype, name = self.dtype_policy, self.name
-        self.token_embedding = TokenEmbedding(vocabulary_size, hidden_dim, scale=scale_embeddings,
-                                              dtype=dtype, name=f"{name}_token_embedding")
-        self.position_embedding = POSITIONS[position](max_length, dtype=dtype,
-                                                      name=f"{name}_position_embedding")
-        self.embedding_dropout_layer = keras.layers.Dropout(
-            dropout if embedding_dropout is None else embedding_dropout, dtype=dtype,
-            name=f"{name}_embedding_dropout")
-        self.blocks = [TransformerEncoderBlock(
-            num_heads=num_heads, intermediate_dim=intermediate_dim, dropout=dropout,
-            norm_first=norm_first, dtype=dtype, name=f"{name}_block_{i}",
-            activation_dropout=dropout if activation_dropout is None else activation_dropout)
-            for i in range(num_layers)]
-        self.final_norm = keras.layers.LayerNormalization(
-            epsilon=1e-5, dtype=dtype, name=f"{name}_norm") if norm_first else None
+        self.token_embedding, self.position_embedding, self.embedding_dropout_layer = (
+            embedding_layers(self, vocabulary_size, hidden_dim, max_length, position,
+                             scale_embeddings,
+                             dropout if embedding_dropout is None else embedding_dropout))
+        self.blocks = transformer_blocks(self, TransformerEncoderBlock)
+        self.final_norm = final_norm(self)
 
     def call(self, token_ids, training=None):
         mask = ops.not_equal(token_ids, 0)
@@ -95,15 +76,3 @@ class TransformerEncoder(Part):
         if self.final_norm is not None:
             x = self.final_norm(x)
         return {"states": x, "mask": mask}
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "vocabulary_size": self.vocabulary_size, "num_layers": self.num_layers,
-            "num_heads": self.num_heads, "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim, "dropout": self.dropout,
-            "max_length": self.max_length, "position": self.position,
-            "norm_first": self.norm_first, "scale_embeddings": self.scale_embeddings,
-            "embedding_dropout": self.embedding_dropout,
-            "activation_dropout": self.activation_dropout,
-        }
