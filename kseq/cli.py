@@ -47,8 +47,12 @@ def _positive_number(text):
 def _presets(args):
     from kseq import zoo
 
+    print(f"{'preset':28s} {'task':11s} {'arch':12s} description")
     for name in zoo.presets():
-        print(f"{name:28s} {zoo.load_recipe(name).get('description', '')}")
+        recipe = zoo.load_recipe(name)
+        task = recipe.get("task", "translator")
+        arch = recipe.get("model", {}).get("arch", "transformer")
+        print(f"{name:28s} {task:11s} {arch:12s} {recipe.get('description', '')}")
 
 
 def _train(args):

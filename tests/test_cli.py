@@ -5,9 +5,13 @@ import pytest
 from kseq.cli import main
 
 
-def test_presets_lists_names(capsys):
+def test_presets_lists_names_with_task_and_architecture(capsys):
     assert main(["presets"]) == 0
-    assert "numbers_fr_tiny" in capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["preset", "task", "arch"]
+    rows = {line.split()[0]: line.split()[1:3] for line in lines[1:]}
+    assert rows["numbers_fr_tiny"] == ["translator", "transformer"]
+    assert rows["libreoffice_fr_conv"] == ["translator", "conv"]
 
 
 def test_clear_errors_without_tracebacks(tmp_path, capsys):

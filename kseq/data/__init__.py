@@ -1,6 +1,7 @@
 """tf.data building blocks and dataset builders."""
 
 from kseq.data.bucketing import bucket_by_length, bucket_batch_sizes, filter_by_length
+from kseq.data.libreoffice import libreoffice_dataset
 from kseq.data.numbers import numbers_dataset
 from kseq.data.parallel_text import (
     ParallelTextError,
