@@ -1,7 +1,8 @@
-"""SavedModel export for TF Serving, written atomically."""
+"""The one export path: a task's `ServingSpec` as a SavedModel for TF Serving, written atomically."""
 
 from kseq.export.models_config import merge_models_config
 from kseq.export.saved_model_export import (
+    ServingSpec,
     export_saved_model,
     write_warmup_requests,
 )

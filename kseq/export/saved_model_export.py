@@ -1,23 +1,12 @@
-"""Export a task model as a SavedModel that stock TF Serving runs as is.
+"""The one export path: a task's serving endpoints as a SavedModel that stock TF Serving runs.
 
-`serving_default` takes a 1-D `tf.string` batch and returns
-`{"text": [B, M] string, "score": [B, M] float32, "length": [B, M] int32,
-"truncated": [B] bool}`; tokenisation, search and detokenisation run in the
-graph. `serve_ids` takes `source_ids [B, S] int32` and `lengths [B] int32` and
-returns `{"ids": [B, M, T], "score": [B, M], "length": [B, M]}`. The search is
-exported without XLA unless `xla=True` (stock TF Serving disables XLA unless
-started with `--xla_cpu_compilation_enabled`).
-
-Defined results for bad input: an empty (or all-space) string gives `""` with
-score 0; an input longer than `max_source_length` tokens is truncated and
-flagged in `truncated`; invalid UTF-8 is replaced by U+FFFD before
-tokenisation; an empty batch gives empty outputs. In `serve_ids`, an id outside
-`[0, V)` (V the source vocabulary size; negative ones too) inside a row's
-length is read as `<unk>` (id 1); positions at or past `lengths[b]` are padding
-(id 0), a negative length counts as 0, ids past `max_source_length` are cut; a
-row with no id left gives ids 0, score 0 and length 0 (like an empty string);
-a `lengths` whose size is not B fails the call with `InvalidArgumentError`
-naming `lengths` and `source_ids`.
+A task supplies a `ServingSpec` (`model.serving_spec(**options)`): its
+signatures (`serving_default` and any others, `tf.function`s with input
+signatures), the objects whose variables and lookup tables they use, text
+assets (vocabularies), warm-up inputs and metadata. This module knows nothing
+about text, models or layers: it saves the spec, writes
+`assets.extra/kseq_export.json` (kseq / TensorFlow / tensorflow-text versions,
+the model class, the task's metadata) and TF Serving's warm-up file.
 
 Writes are atomic: everything goes into a hidden staging folder beside the
 destination (`kseq.export.staging`) that is renamed into place only when
@@ -31,95 +20,38 @@ import os
 
 import tensorflow as tf
 
-import kseq
 from kseq.export.staging import publish, staging_directory
-from kseq.text.tokenizer import PAD_ID, UNK_ID
+from kseq.version import __version__
 
 logger = logging.getLogger("kseq")
 WARMUP_FILE = "tf_serving_warmup_requests"
 
 
-class ServingModule(tf.Module):
-    """Holds the model's variables, the tokenizers' tables and the two endpoints."""
+class ServingSpec:
+    """What a task exports.
 
-    def __init__(self, model, settings, xla):
-        super().__init__(name="kseq_serving")
-        self.model = model
-        self.source_tokenizer = model.source_tokenizer
-        self.target_tokenizer = model.target_tokenizer
-        self.preprocessor = model.preprocessor  # holds the two tokenizers tracked above
-        self.settings = settings
-        self.max_source_length = model.max_source_length
-        search = lambda ids: model.search(ids, settings)
-        self.search = tf.function(search, jit_compile=True) if xla else search
-        # No autograph: the search is written with explicit `tf.while_loop`s (and
-        # marked do_not_convert), so converting the layers only costs time: the
-        # export traces in about half the time without it, with the same graph.
-        self.serve_text = tf.function(self._serve_text, autograph=False, input_signature=[
-            tf.TensorSpec([None], tf.string, name="text")])
-        self.serve_ids = tf.function(self._serve_ids, autograph=False, input_signature=[
-            tf.TensorSpec([None, None], tf.int32, name="source_ids"),
-            tf.TensorSpec([None], tf.int32, name="lengths")])
+    Args:
+        signatures: `{name: tf.function}` with input signatures; `serving_default` first.
+        trackables: `{name: object}` the signatures read (their variables and
+            lookup tables are saved with them).
+        assets: `{file name: text}` written to `assets/` and tracked.
+        warmup: `[{input name: values}]` requests for `serving_default`.
+        metadata: merged into `assets.extra/kseq_export.json`.
+    """
 
-    def _serve_ids(self, source_ids, lengths):
-        batch, width = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
-        # Without this check a [1] `lengths` would broadcast over every row.
-        check = tf.debugging.assert_equal(
-            tf.size(lengths), batch,
-            message="serve_ids: `lengths` must hold one length per row of `source_ids` "
-                    "([B] for source_ids [B, S]); received sizes (lengths, B)")
-        with tf.control_dependencies([check]):
-            lengths = tf.maximum(lengths, 0)
-        width = tf.minimum(width, self.max_source_length)
-        ids = source_ids[:, :width]  # [B, S']
-        vocabulary_size = self.source_tokenizer.vocabulary_size
-        ids = tf.where((ids >= 0) & (ids < vocabulary_size), ids, UNK_ID)
-        ids = tf.where(tf.range(width)[None, :] < lengths[:, None], ids, PAD_ID)
-        # At least one column, so a [B, 0] batch still has a [B, 1] shape.
-        ids = tf.pad(ids, [[0, 0], [0, tf.maximum(0, 1 - width)]])
-        out_ids, scores, out_lengths = self.search(ids)
-        empty = tf.reduce_all(tf.equal(ids, PAD_ID), axis=1)  # [B]
-        return {"ids": tf.where(empty[:, None, None], PAD_ID, out_ids),
-                "score": tf.where(empty[:, None], 0.0, scores),
-                "length": tf.where(empty[:, None], 0, out_lengths)}
-
-    def _serve_text(self, text):
-        # The preprocessor's text -> ids, as in training and translate().
-        inputs = self.preprocessor.inference_inputs(text)
-        out_ids, scores, lengths = self.search(inputs["source_ids"])
-        batch, m = tf.shape(out_ids)[0], tf.shape(out_ids)[1]
-        flat = tf.reshape(out_ids, [batch * m, -1])  # [B·M, T]
-        strings = tf.reshape(self.target_tokenizer.detokenize(flat), [batch, m])
-        empty = inputs["empty"][:, None]  # [B, 1]
-        return {
-            "text": tf.where(empty, tf.constant(""), strings),
-            "score": tf.where(empty, 0.0, scores),
-            "length": tf.where(empty, 0, lengths),
-            "truncated": inputs["truncated"],
-        }
+    def __init__(self, signatures, trackables, assets=None, warmup=(), metadata=None):
+        if "serving_default" not in signatures:
+            raise ValueError("A ServingSpec needs a `serving_default` signature. "
+                             f"Received: {sorted(signatures)}")
+        self.signatures = dict(signatures)
+        self.trackables = dict(trackables)
+        self.assets = dict(assets or {})
+        self.warmup = list(warmup)
+        self.metadata = dict(metadata or {})
 
 
-def _metadata(model, settings, xla):
-    import tensorflow_text
-
-    return {
-        "kseq_version": kseq.__version__,
-        "tensorflow_version": tf.__version__,
-        "tensorflow_text_version": tensorflow_text.__version__,
-        "model_class": type(model).__name__,
-        "search": dict(settings),
-        "xla": xla,
-        "max_source_length": model.max_source_length,
-        "signatures": {"serving_default": "text [B] string -> text/score/length [B, n_best], "
-                                          "truncated [B]",
-                       "serve_ids": "source_ids [B, S] int32, lengths [B] int32 -> "
-                                    "ids [B, n_best, T], score/length [B, n_best]"},
-    }
-
-
-def export_saved_model(model, filepath, *, beam_size=4, n_best=1, length_penalty="gnmt",
-                       alpha=0.6, max_length=None, xla=False):
-    """Writes the SavedModel into `filepath` (the version directory) and returns it.
+def export_saved_model(model, filepath, **options):
+    """Writes `model.serving_spec(**options)` into `filepath` (the version directory).
 
     The export is built in a hidden staging folder beside `filepath` and
     renamed to `filepath` when complete; an existing `filepath` is replaced
@@ -129,8 +61,6 @@ def export_saved_model(model, filepath, *, beam_size=4, n_best=1, length_penalty
     Example (see README "Serving with TF Serving"):
         model.export("export/translator/1", beam_size=4)
     """
-    options = dict(beam_size=beam_size, n_best=n_best, length_penalty=length_penalty,
-                   alpha=alpha, max_length=max_length, xla=xla)
     parent = os.path.dirname(os.path.abspath(filepath))
     with staging_directory(parent) as staging:
         built = build_saved_model(model, staging, **options)
@@ -138,49 +68,50 @@ def export_saved_model(model, filepath, *, beam_size=4, n_best=1, length_penalty
     return filepath
 
 
-def build_saved_model(model, staging, *, beam_size=4, n_best=1, length_penalty="gnmt",
-                      alpha=0.6, max_length=None, xla=False):
+def build_saved_model(model, staging, **options):
     """Writes the complete export into `<staging>/model` and returns that path.
 
     Not atomic by itself: `staging` is a folder from
     `kseq.export.staging.staging_directory`, published by the caller.
     """
-    settings = model.search_settings(beam_size=beam_size, length_penalty=length_penalty,
-                                     alpha=alpha, n_best=n_best, max_length=max_length)
-    module = ServingModule(model, settings, xla)
-    vocabularies = os.path.join(staging, "vocabularies")
-    os.makedirs(vocabularies)
-    module.vocabulary_files = []
-    for side in ("source", "target"):
-        path = os.path.join(vocabularies, f"{side}_vocabulary.txt")
+    spec = model.serving_spec(**options)
+    module = tf.Module(name="kseq_serving")
+    for name, trackable in spec.trackables.items():
+        setattr(module, name, trackable)
+    texts = os.path.join(staging, "assets_source")
+    os.makedirs(texts)
+    module.asset_files = []
+    for file_name, text in spec.assets.items():
+        path = os.path.join(texts, file_name)
         with open(path, "w", encoding="utf-8") as handle:
-            handle.write("\n".join(getattr(model, f"{side}_tokenizer").vocabulary) + "\n")
-        module.vocabulary_files.append(tf.saved_model.Asset(path))
+            handle.write(text)
+        module.asset_files.append(tf.saved_model.Asset(path))
     # The `tf.function`s themselves, not concrete functions: `save` traces them
     # anyway (in its save context), so tracing them here first doubles the time.
-    signatures = {"serving_default": module.serve_text, "serve_ids": module.serve_ids}
     built = os.path.join(staging, "model")
-    tf.saved_model.save(module, built, signatures=signatures)
+    tf.saved_model.save(module, built, signatures=spec.signatures)
     extra = os.path.join(built, "assets.extra")
     os.makedirs(extra, exist_ok=True)
     with open(os.path.join(extra, "kseq_export.json"), "w", encoding="utf-8") as handle:
-        json.dump(_metadata(model, settings, xla), handle, indent=2)
-    write_warmup_requests(os.path.join(extra, WARMUP_FILE), warmup_sentences(model))
+        json.dump(_metadata(model, spec), handle, indent=2)
+    write_warmup_requests(os.path.join(extra, WARMUP_FILE), spec.warmup)
     return built
 
 
-def warmup_sentences(model):
-    """Short, medium and full-length inputs built from the source vocabulary."""
-    words = [t for t in model.source_tokenizer.vocabulary[4:] if t[:1].isalnum()] or ["a"]
-    lengths = (1, 8, model.max_source_length)
-    return [" ".join((words * model.max_source_length)[:n]) for n in lengths]
+def _metadata(model, spec):
+    import tensorflow_text
+
+    return {"kseq_version": __version__, "tensorflow_version": tf.__version__,
+            "tensorflow_text_version": tensorflow_text.__version__,
+            "model_class": type(model).__name__, **spec.metadata}
 
 
-def write_warmup_requests(path, sentences):
+def write_warmup_requests(path, requests):
     """TF Serving's warm-up file: a TFRecord of `PredictionLog`s for `serving_default`.
 
-    Needs `tensorflow-serving-api` (`pip install 'kseq[serving]'`); without it the
-    export is complete but has no warm-up file, and a warning says so.
+    `requests` are `{input name: values}` dicts. Needs `tensorflow-serving-api`
+    (`pip install 'kseq[serving]'`); without it the export is complete but has
+    no warm-up file, and a warning says so.
     """
     try:
         from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
@@ -188,10 +119,11 @@ def write_warmup_requests(path, sentences):
         logger.warning("No TF Serving warm-up file written: pip install 'kseq[serving]'.")
         return None
     with tf.io.TFRecordWriter(path) as writer:
-        for sentence in sentences:
+        for inputs in requests:
             request = predict_pb2.PredictRequest(
                 model_spec=model_pb2.ModelSpec(signature_name="serving_default"))
-            request.inputs["text"].CopyFrom(tf.make_tensor_proto([sentence], dtype=tf.string))
+            for name, values in inputs.items():
+                request.inputs[name].CopyFrom(tf.make_tensor_proto(values))
             log = prediction_log_pb2.PredictionLog(
                 predict_log=prediction_log_pb2.PredictLog(request=request))
             writer.write(log.SerializeToString())

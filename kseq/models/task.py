@@ -11,6 +11,10 @@ decoder or a head: registered layers) and a preprocessor. The base gives it:
   and inverse-sqrt decay, the masked loss with label smoothing, masked
   accuracy, padding labels `label_pad_id`) and `validation_callback(...)`
   (none here; generative tasks report BLEU) are what `kseq train` uses.
+- **One export path.** `export(filepath, **options)` writes the task's
+  `serving_spec(**options)` (a `kseq.export.ServingSpec`: its signatures,
+  assets, warm-up inputs) as a TF Serving SavedModel; other formats, or a
+  task without a spec, go to Keras's own `export`.
 - **The real-rows train step.** A task that defines the hooks
   `hidden_states(inputs, training)` (`[B, T, E]`, or `[B, E]` for one label
   per example) and `project(states)` (float32 logits) trains through
@@ -75,6 +79,14 @@ class Task(keras.Model):
     def validation_callback(self, examples, training, verbose=True):
         """A callback that scores `examples` each epoch (with a `history` list), or None."""
         return None
+
+    def export(self, filepath, format="tf_saved_model", **options):
+        """Writes the task's `serving_spec(**options)` into `filepath` (a version directory)."""
+        if format != "tf_saved_model" or not hasattr(self, "serving_spec"):
+            return super().export(filepath, format=format, **options)
+        from kseq.export import export_saved_model
+
+        return export_saved_model(self, filepath, **options)
 
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable,

@@ -135,21 +135,16 @@ class Translator(GenerativeTask):
                              return_scores=return_scores, return_truncated=return_truncated,
                              prompts=prefixes, **search_options)
 
-    def export(self, filepath, format="tf_saved_model", *, beam_size=4, n_best=1,
-               length_penalty="gnmt", alpha=0.6, max_length=None, xla=False, **kwargs):
-        """Writes a TF Serving SavedModel (strings in, translations out) into `filepath`.
+    def serving_spec(self, beam_size=4, n_best=1, length_penalty="gnmt", alpha=0.6,
+                     max_length=None, xla=False):
+        """What `export` writes: strings in, translations out (`serving_default`), and
+        `serve_ids`; see `kseq.models.translator_serving`. `model.export(path,
+        beam_size=4, n_best=2)` passes these options."""
+        from kseq.models.translator_serving import translator_serving_spec
 
-        `filepath` is the version directory (`<base>/<name>/<version>`). The
-        search runs without XLA unless `xla=True`. Other formats go to Keras's
-        own `export`. See `kseq.export.export_saved_model`.
-        """
-        if format != "tf_saved_model":
-            return super().export(filepath, format=format, **kwargs)
-        from kseq.export import export_saved_model
-
-        return export_saved_model(self, filepath, beam_size=beam_size, n_best=n_best,
-                                  length_penalty=length_penalty, alpha=alpha,
-                                  max_length=max_length, xla=xla)
+        return translator_serving_spec(self, beam_size=beam_size, n_best=n_best,
+                                       length_penalty=length_penalty, alpha=alpha,
+                                       max_length=max_length, xla=xla)
 
     def plot_attention(self, text, path):
         """Writes the source-target alignment of `text` as a PNG heatmap (matplotlib).

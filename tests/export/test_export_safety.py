@@ -302,10 +302,10 @@ def test_explicit_and_next_versions(fake_build, translator, tmp_path, caplog):
 
 @pytest.fixture(scope="module")
 def serve_ids(translator):
-    from kseq.export.saved_model_export import ServingModule
+    from kseq.models.translator_serving import TranslatorEndpoints
 
     settings = translator.search_settings(beam_size=1)
-    module = ServingModule(translator, settings, xla=False)
+    module = TranslatorEndpoints(translator, settings, xla=False)
 
     def call(ids, lengths):
         out = module.serve_ids(tf.constant(ids, tf.int32), tf.constant(lengths, tf.int32))

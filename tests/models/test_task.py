@@ -3,6 +3,9 @@ trains, saves, serves; its real-rows step on `[B, E]` states equals Keras's — 
 a recipe file with `kseq train`, without overriding the base."""
 
 import json
+import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -12,6 +15,7 @@ import kseq
 from kseq.cli import main as kseq_command
 from kseq.data import numbers_dataset
 from kseq.training import load_trained
+from fresh_process import ENV
 from testing import run_task_test
 from toy_classifier import ToyClassifier, ToyPreprocessor
 
@@ -41,7 +45,7 @@ def toy_classifier(seed=0):
 
 
 def served_labels(model, texts):
-    return [s.decode() for s in tf.function(model.serve)(tf.constant(texts)).numpy()]
+    return [s.decode() for s in tf.function(model.serve)(tf.constant(texts))["label"].numpy()]
 
 
 def test_toy_classifier_passes_the_task_test():
@@ -55,6 +59,33 @@ def test_toy_classifier_passes_the_task_test():
     config = model.get_config()
     assert config["encoder"]["class_name"] == "TransformerEncoder"
     assert config["preprocessor"]["config"]["labels"] == ["small", "big"]
+
+
+SERVE_WITHOUT_KSEQ = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the tokenizer ops, as TF Serving links them
+served = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+labels = served(text=tf.constant(json.loads(sys.argv[2])))["label"].numpy()
+print(json.dumps({"labels": [s.decode() for s in labels], "kseq": "kseq" in sys.modules}))
+"""
+
+
+def test_the_toy_classifier_exports_through_the_one_export_path(tmp_path):
+    model = toy_classifier()
+    data = model.preprocessor.training_dataset(PAIRS, [8, 16], batch_size=16, shuffle=False)
+    model.fit(data.cache().repeat(20), epochs=1, verbose=0)
+    export = str(tmp_path / "toy" / "1")
+    model.export(export)  # Task.export: kseq.export.export_saved_model on its ServingSpec
+    texts = [t for t, _ in PAIRS[:8]]
+    done = subprocess.run([sys.executable, "-c", SERVE_WITHOUT_KSEQ, export, json.dumps(texts)],
+                          env=ENV, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    served = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not served["kseq"] and served["labels"] == served_labels(model, texts)
+    with open(os.path.join(export, "assets.extra", "kseq_export.json")) as handle:
+        assert json.load(handle)["model_class"] == "ToyClassifier"
+    assert os.path.isfile(os.path.join(export, "assets.extra", "tf_serving_warmup_requests"))
 
 
 def test_kseq_train_trains_the_toy_task_from_a_recipe_file(tmp_path, capsys):

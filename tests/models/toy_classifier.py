@@ -8,6 +8,7 @@ from keras import ops
 
 import kseq
 from kseq.data.parallel_text import pairs_to_dataset
+from kseq.export import ServingSpec
 
 
 @keras.saving.register_keras_serializable(package="kseq_tests")
@@ -60,4 +61,11 @@ class ToyClassifier(kseq.models.Task):
 
     def serve(self, texts):  # strings in, label strings out
         logits = self(self.preprocessor.inference_inputs(texts))
-        return tf.gather(tf.constant(self.preprocessor.labels), tf.argmax(logits, axis=-1))
+        labels = tf.gather(tf.constant(self.preprocessor.labels), tf.argmax(logits, axis=-1))
+        return {"label": labels}
+
+    def serving_spec(self):  # its endpoint, for the one export path (`model.export`)
+        text = [tf.TensorSpec([None], tf.string, name="text")]
+        return ServingSpec({"serving_default": tf.function(self.serve, input_signature=text)},
+                           {"model": self, "tokenizer": self.preprocessor.tokenizer},
+                           warmup=[{"text": ["one"]}])
