@@ -11,7 +11,8 @@ import json
 import os
 from importlib import resources
 
-from kseq.data.libreoffice import kseq_home, libreoffice_dataset
+from kseq.data.kseq_home import kseq_home
+from kseq.data.libreoffice import libreoffice_dataset
 from kseq.data.numbers import numbers_dataset
 from kseq.errors import KseqError
 from kseq.models.translator_architectures import ARCHITECTURES, build_translator
@@ -146,11 +147,13 @@ def _translation_task(recipe, train_data):
 
 def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=None,
                train_pairs=None, recipe=None, **model_options):
-    """A compiled `Translator`, ready for `fit`.
+    """A compiled `kseq.models.Translator` (an encoder, a decoder and a preprocessor),
+    ready for `fit`.
 
     Args:
         preset_or_arch: a preset name (see `presets()`), a recipe file, or an
-            architecture (`"transformer"`, `"attention"`, `"rnn"`).
+            architecture (`"transformer"`, `"attention"`, `"rnn"`, `"conv"`; see
+            `kseq.models.build_translator` for each one's hyper-parameters).
         source_vocab, target_vocab: tokenizers, token lists or vocabulary files;
             when missing they are built from `train_pairs` (or the preset's data).
         train_pairs: `(source, target)` pairs to build vocabularies from.

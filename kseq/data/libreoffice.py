@@ -31,6 +31,7 @@ from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json
 from kseq.arguments import check_choice, check_int
 from kseq.data.cache_folders import publish_directory, remove_stale_temporary
 from kseq.data.help_paragraphs import aligned_help_paragraphs, collapse_spaces
+from kseq.data.kseq_home import kseq_home
 from kseq.data.libreoffice_packages import fetch_and_unpack
 from kseq.data.mo_catalog import read_mo
 from kseq.errors import KseqError
@@ -43,11 +44,6 @@ NOTICE = (
     "libreoffice-help-*, libreoffice-l10n-*), (c) The Document Foundation and contributors, "
     "licensed under the Mozilla Public License 2.0: https://mozilla.org/MPL/2.0/ . "
     "The Debian copyright files are copied beside this notice.")
-
-
-def kseq_home():
-    """The cache folder: `$KSEQ_HOME`, default `~/.cache/kseq`."""
-    return os.environ.get("KSEQ_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "kseq")
 
 
 logger = logging.getLogger("kseq")

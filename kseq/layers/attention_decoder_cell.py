@@ -6,9 +6,9 @@ Shape letters: `B` batch, `E` input width, `U` units, `S` memory length, `M` mem
 import keras
 from keras import ops
 
-from kseq.layers.additive_attention import BahdanauAttention
+from kseq.layers.bahdanau_attention import BahdanauAttention
 from kseq.layers.checks import require_rank
-from kseq.layers.multiplicative_attention import LuongAttention
+from kseq.layers.luong_attention import LuongAttention
 
 CELLS = ("gru", "lstm")
 ATTENTIONS = ("bahdanau", "luong")

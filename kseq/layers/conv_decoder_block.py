@@ -8,7 +8,7 @@ Shape letters: `B` batch, `T` target length, `S` source length, `H` channels,
 import keras
 from keras import ops
 
-from kseq.layers.additive_attention import masked_softmax
+from kseq.layers.bahdanau_attention import masked_softmax
 from kseq.layers.checks import require_rank
 from kseq.layers.gated_convolution import RESIDUAL_SCALE, GatedConvolution
 

@@ -5,10 +5,9 @@ Shape letters: `B` batch, `T` query length, `S` key/value length, `H` heads,
 """
 
 import keras
-import tensorflow as tf  # only for the cache-overflow check (see check_cache_room)
 from keras import ops
 
-from kseq.layers.checks import require_depth, require_rank
+from kseq.layers.checks import check_cache_room, require_depth, require_rank
 
 # Large negative logit for masked keys; finite so that fully masked rows stay NaN-free.
 _MASK_LOGIT = -1e9
@@ -266,27 +265,3 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             }
         )
         return config
-
-
-# Trace-time Python checks: AutoGraph must not turn them into graph conditionals.
-@tf.autograph.experimental.do_not_convert
-def check_cache_room(t, max_length):
-    """Raises a clear error when step `t` does not fit a cache of `max_length`.
-
-    A Python int, an eager tensor or a traced constant is checked at once; a
-    position only known at run time (inside a search loop) gets a graph
-    assertion, a core TF op that SavedModel export keeps. Returns `t`, tied to
-    that assertion: ops that use the returned value run after the check, so a
-    gather on `t` elsewhere (e.g. a position table) cannot fail first with a
-    less helpful message.
-    """
-    # keras.ops has neither static-value lookup nor assertions: TF's are used here.
-    message = f"KV cache overflow: step t must be < max_length={max_length}."
-    value = t if isinstance(t, int) else tf.get_static_value(t)
-    if value is not None:
-        if not 0 <= int(value) < max_length:
-            raise ValueError(f"{message} Received: t={int(value)}")
-        return t
-    # Graph ops without data dependencies run in any order: tie `t` to the check.
-    with tf.control_dependencies([tf.debugging.assert_less(t, max_length, message=message)]):
-        return tf.identity(t)

@@ -1,7 +1,7 @@
 """Task models, their parts (encoders, decoders) and their preprocessors."""
 
 from kseq.models import decoders, encoders, preprocessors
-from kseq.models.learning_rate import WarmupInverseSqrt
+from kseq.schedules import WarmupInverseSqrt  # the schedule's old home, kept for users
 from kseq.models.preprocessors import Preprocessor, TranslatorPreprocessor
 from kseq.models.task import Task
 from kseq.models.generative_task import GenerativeTask

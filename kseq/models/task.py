@@ -33,8 +33,8 @@ import logging
 import keras
 
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
-from kseq.models.learning_rate import WarmupInverseSqrt
 from kseq.models.real_rows_train_step import real_rows_train_step
+from kseq.schedules import WarmupInverseSqrt
 
 logger = logging.getLogger("kseq")
 

@@ -9,7 +9,7 @@ import keras
 from keras import ops
 
 from kseq.layers.conv_decoder_block import ConvDecoderBlock
-from kseq.layers.multi_head_self_attention import check_cache_room
+from kseq.layers.checks import check_cache_room
 from kseq.models.decoders.decoder import Decoder
 from kseq.models.part import embedding_layers, store_arguments
 

@@ -8,7 +8,7 @@ import keras
 from keras import ops
 
 from kseq.arguments import check_choice
-from kseq.layers.multi_head_self_attention import check_cache_room
+from kseq.layers.checks import check_cache_room
 from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
 from kseq.models.decoders.decoder import Decoder
 from kseq.models.part import (POSITIONS, embedding_layers, final_norm, store_arguments,

@@ -6,7 +6,7 @@ Shape letters: `B` batch, `T` queries, `S` memory length, `E` query width, `M` m
 import keras
 from keras import ops
 
-from kseq.layers.additive_attention import expand_query, weigh_memory
+from kseq.layers.bahdanau_attention import expand_query, weigh_memory
 from kseq.layers.checks import require_mask, require_rank
 
 SCORES = ("dot", "general", "concat")
