@@ -1,0 +1,68 @@
+"""Every registered kseq class stores each constructor argument in its config.
+
+`set(get_config()) ⊇ set(signature(__init__)) - {"self", "kwargs"}`, so a saved
+model rebuilds with the arguments it was made with. A newly registered class
+must be added to `EXAMPLES`.
+"""
+
+import inspect
+
+import keras
+import pytest
+
+import kseq
+
+TOKENIZER = kseq.text.WordTokenizer.build_vocabulary(["one two three"])
+
+EXAMPLES = {
+    "AttentionDecoder": lambda: kseq.layers.AttentionDecoder(4),
+    "AttentionDecoderCell": lambda: kseq.layers.AttentionDecoderCell(4),
+    "BahdanauAttention": lambda: kseq.layers.BahdanauAttention(4),
+    "BeamSearchDecoder": lambda: kseq.layers.BeamSearchDecoder(),
+    "ConvDecoder": lambda: kseq.models.decoders.ConvDecoder(7),
+    "ConvDecoderBlock": lambda: kseq.layers.ConvDecoderBlock(4, 4),
+    "ConvEncoder": lambda: kseq.models.encoders.ConvEncoder(7),
+    "ConvEncoderBlock": lambda: kseq.layers.ConvEncoderBlock(4),
+    "FeedForward": lambda: kseq.layers.FeedForward(8),
+    "GatedConvolution": lambda: kseq.layers.GatedConvolution(4),
+    "LearnedPositionEmbedding": lambda: kseq.layers.LearnedPositionEmbedding(8),
+    "LuongAttention": lambda: kseq.layers.LuongAttention(),
+    "MaskedAccuracy": lambda: kseq.metrics.MaskedAccuracy(),
+    "MaskedSparseCrossEntropy": lambda: kseq.metrics.MaskedSparseCrossEntropy(),
+    "MultiHeadSelfAttention": lambda: kseq.layers.MultiHeadSelfAttention(2, 4),
+    "RnnDecoder": lambda: kseq.models.decoders.RnnDecoder(7),
+    "RnnEncoder": lambda: kseq.models.encoders.RnnEncoder(7),
+    "SinusoidalPositionEmbedding": lambda: kseq.layers.SinusoidalPositionEmbedding(8),
+    "TokenEmbedding": lambda: kseq.layers.TokenEmbedding(7, 4),
+    "TransformerDecoder": lambda: kseq.models.decoders.TransformerDecoder(7, num_heads=2,
+                                                                          hidden_dim=8),
+    "TransformerDecoderBlock": lambda: kseq.layers.TransformerDecoderBlock(2, 8),
+    "TransformerEncoder": lambda: kseq.models.encoders.TransformerEncoder(7, num_heads=2,
+                                                                          hidden_dim=8),
+    "TransformerEncoderBlock": lambda: kseq.layers.TransformerEncoderBlock(2, 8),
+    "Translator": lambda: kseq.models.build_translator("rnn", TOKENIZER, TOKENIZER, units=4,
+                                                       embedding_dim=4),
+    "TranslatorPreprocessor": lambda: kseq.models.TranslatorPreprocessor(TOKENIZER, TOKENIZER,
+                                                                         8, 8),
+    "WarmupInverseSqrt": lambda: kseq.models.WarmupInverseSqrt(1e-3, 10),
+}
+# Names that files saved by kseq 0.1 use; they resolve to Translator.
+ALIASES = {"RnnTranslator", "ConvTranslator"}
+
+
+def registered():
+    return {name.split(">", 1)[1]: cls for name, cls in keras.saving.get_custom_objects().items()
+            if name.startswith("kseq>")}
+
+
+def test_every_registered_class_has_an_example():
+    assert set(registered()) - ALIASES == set(EXAMPLES)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_config_holds_every_constructor_argument(name):
+    instance = EXAMPLES[name]()
+    cls = type(instance)
+    arguments = set(inspect.signature(cls.__init__).parameters) - {"self", "kwargs"}
+    missing = arguments - set(instance.get_config())
+    assert not missing, f"{cls.__name__}.get_config() lacks {sorted(missing)}"
