@@ -59,10 +59,19 @@ def test_every_registered_class_has_an_example():
     assert set(registered()) - ALIASES == set(EXAMPLES)
 
 
+# `cross_attention` names the block's sublayer (and old weight files' path): the flag
+# is `has_cross_attention`.
+ATTRIBUTE_NAMES = {("TransformerDecoderBlock", "cross_attention"): "has_cross_attention"}
+
+
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
-def test_config_holds_every_constructor_argument(name):
+def test_config_and_attributes_hold_every_constructor_argument(name):
     instance = EXAMPLES[name]()
     cls = type(instance)
     arguments = set(inspect.signature(cls.__init__).parameters) - {"self", "kwargs"}
-    missing = arguments - set(instance.get_config())
+    config = instance.get_config()
+    missing = arguments - set(config)
     assert not missing, f"{cls.__name__}.get_config() lacks {sorted(missing)}"
+    for argument in arguments:  # attributes are named like the arguments they store
+        attribute = ATTRIBUTE_NAMES.get((name, argument), argument)
+        assert hasattr(instance, attribute), f"{cls.__name__} has no attribute {attribute}"

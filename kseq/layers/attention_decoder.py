@@ -40,11 +40,19 @@ class AttentionDecoder(keras.layers.Layer):
     def __init__(self, units, cell="gru", attention="bahdanau", luong_score="general",
                  input_feeding=True, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        self.cell_config = dict(units=units, cell=cell, attention=attention,
-                                luong_score=luong_score, input_feeding=input_feeding,
-                                dropout=dropout)
-        self.decoder_cell = AttentionDecoderCell(**self.cell_config, dtype=self.dtype_policy,
+        self.units = units
+        self.cell = cell
+        self.attention = attention
+        self.luong_score = luong_score
+        self.input_feeding = input_feeding
+        self.dropout = dropout
+        self.decoder_cell = AttentionDecoderCell(**self._cell_config(), dtype=self.dtype_policy,
                                                  name="decoder_cell")
+
+    def _cell_config(self):
+        return dict(units=self.units, cell=self.cell, attention=self.attention,
+                    luong_score=self.luong_score, input_feeding=self.input_feeding,
+                    dropout=self.dropout)
 
     def build(self, inputs_shape, memory_shape=None):
         self.decoder_cell.build((None, inputs_shape[-1]), memory_shape)
@@ -90,4 +98,4 @@ class AttentionDecoder(keras.layers.Layer):
         return None
 
     def get_config(self):
-        return {**super().get_config(), **self.cell_config}
+        return {**super().get_config(), **self._cell_config()}
