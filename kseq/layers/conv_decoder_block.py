@@ -10,6 +10,7 @@ from keras import ops
 
 from kseq.layers.bahdanau_attention import masked_softmax
 from kseq.layers.checks import require_rank
+from kseq.layers.deprecation import deprecated_alias
 from kseq.layers.gated_convolution import RESIDUAL_SCALE, GatedConvolution
 
 
@@ -81,9 +82,9 @@ class ConvDecoderBlock(keras.layers.Layer):
         y = self.convolution(inputs, training=training)
         return self._attend(inputs, y, target_embedding, keys, values, memory_mask)
 
-    def initial_window(self, batch):
+    def initial_state(self, batch):
         """The step state: the last `k-1` block inputs, zeros `[N, k-1, H]`."""
-        return self.convolution.initial_window(batch, self.hidden_dim)
+        return self.convolution.initial_state(batch, self.hidden_dim)
 
     def step(self, input_t, embedding_t, window, keys, values, memory_mask):
         """`[N, H]` input, `[N, E]` embedding -> `(out [N, H], window, weights [N, S])`."""
@@ -95,6 +96,9 @@ class ConvDecoderBlock(keras.layers.Layer):
     def compute_output_shape(self, inputs_shape, target_embedding_shape, keys_shape,
                              values_shape=None, memory_mask_shape=None):
         return inputs_shape, (*inputs_shape[:2], keys_shape[1])
+
+    # Old names of the methods above, kept for users.
+    initial_window = deprecated_alias("initial_window", "initial_state")
 
     def get_config(self):
         return {**super().get_config(), "hidden_dim": self.hidden_dim,

@@ -10,6 +10,7 @@ import keras
 from keras import ops
 
 from kseq.layers.checks import require_depth, require_rank
+from kseq.layers.deprecation import deprecated_alias
 
 
 def glu(x):
@@ -43,7 +44,7 @@ class GatedConvolution(keras.layers.Layer):
     >>> layer = kseq.layers.GatedConvolution(4, kernel_size=3, causal=True)
     >>> x = np.random.rand(2, 5, 6).astype("float32")
     >>> full = layer(x).numpy()
-    >>> window = layer.initial_window(2, 6)
+    >>> window = layer.initial_state(2, 6)
     >>> y, window = layer.step(x[:, 0], window)
     >>> bool(np.allclose(y, full[:, 0], atol=1e-5))
     True
@@ -89,7 +90,7 @@ class GatedConvolution(keras.layers.Layer):
         y = ops.conv(x, ops.cast(self.kernel, x.dtype), strides=1, padding="valid")  # [B, T, 2H]
         return glu(y + ops.cast(self.bias, y.dtype))
 
-    def initial_window(self, batch, channels):
+    def initial_state(self, batch, channels):
         """Zeros `[N, k-1, C]`: the causal left padding, as step state."""
         return ops.zeros((batch, self.kernel_size - 1, channels), dtype=self.compute_dtype)
 
@@ -107,6 +108,9 @@ class GatedConvolution(keras.layers.Layer):
 
     def compute_output_shape(self, inputs_shape):
         return (*inputs_shape[:-1], self.units)
+
+    # Old names of the methods above, kept for users.
+    initial_window = deprecated_alias("initial_window", "initial_state")
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, "kernel_size": self.kernel_size,

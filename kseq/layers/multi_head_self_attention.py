@@ -8,6 +8,7 @@ import keras
 from keras import ops
 
 from kseq.layers.checks import check_cache_room, require_depth, require_rank
+from kseq.layers.deprecation import deprecated_alias
 
 # Large negative logit for masked keys; finite so that fully masked rows stay NaN-free.
 _MASK_LOGIT = -1e9
@@ -52,8 +53,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     >>> x = np.random.rand(3, 5, 8).astype("float32")
     >>> tuple(layer(x).shape)
     (3, 5, 8)
-    >>> cache = layer.initial_cache(batch_size=3, max_length=5)
-    >>> y0, cache = layer.call_step(x[:, 0], cache, t=0)
+    >>> cache = layer.initial_state(batch_size=3, max_length=5)
+    >>> y0, cache = layer.step(x[:, 0], cache, t=0)
     >>> tuple(y0.shape), tuple(cache["key"].shape)
     ((3, 8), (3, 2, 5, 4))
     """
@@ -206,13 +207,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     # -- incremental decoding --
 
-    def initial_cache(self, batch_size, max_length):
+    def initial_state(self, batch_size, max_length):
         """An empty cache `{"key", "value"}`, each `[B, H, L, D]` zeros."""
         shape = (batch_size, self.num_heads, max_length, self.key_dim)
         zeros = ops.zeros(shape, dtype=self.compute_dtype)
         return {"key": zeros, "value": zeros}
 
-    def call_step(self, query_t, cache, t):
+    def step(self, query_t, cache, t):
         """Causal self-attention for one position `t`.
 
         Args:
@@ -251,6 +252,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         heads = ops.tile(ops.arange(self.num_heads, dtype="int32"), [batch])
         steps = ops.full(ops.shape(rows), ops.cast(t, "int32"), dtype="int32")
         return ops.stack([rows, heads, steps], axis=1)
+
+    # Old names of the methods above, kept for users.
+    initial_cache = deprecated_alias("initial_cache", "initial_state")
+    call_step = deprecated_alias("call_step", "step")
 
     def get_config(self):
         config = super().get_config()

@@ -7,6 +7,7 @@ Shape letters: `B` batch, `T` target length, `S` source length, `E` width,
 import keras
 
 from kseq.layers.checks import require_mask, require_rank
+from kseq.layers.deprecation import deprecated_alias
 from kseq.layers.feed_forward import FeedForward
 from kseq.layers.multi_head_self_attention import MultiHeadSelfAttention
 from kseq.layers.residual import ResidualNorm, make_norm
@@ -126,7 +127,7 @@ class TransformerDecoderBlock(TransformerBlockBase):
             lambda h: self.self_attention(h, query_mask=decoder_mask, training=training),
             training,
         )
-        cross_kv = self.precompute_memory(memory) if self.has_cross_attention else None
+        cross_kv = self.project_memory(memory) if self.has_cross_attention else None
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, training)
         return (x, weights) if return_attention_scores else x
 
@@ -135,22 +136,22 @@ class TransformerDecoderBlock(TransformerBlockBase):
 
     # -- incremental decoding --
 
-    def precompute_memory(self, memory):
+    def project_memory(self, memory):
         """Cross-attention keys and values `{"key", "value"}` `[B, H, S, D]`, once a sentence."""
         require_rank("memory", memory, 3)
         return self.cross_attention.project_memory(memory)
 
-    def initial_cache(self, batch_size, max_length):
+    def initial_state(self, batch_size, max_length):
         """Self-attention KV cache of fixed length `L`."""
-        return self.self_attention.initial_cache(batch_size, max_length)
+        return self.self_attention.initial_state(batch_size, max_length)
 
     def step(self, inputs_t, cache, cross_kv, memory_mask, t):
         """Decodes position `t`.
 
         Args:
             inputs_t: `[B, E]`.
-            cache: self-attention cache from `initial_cache` / a previous step.
-            cross_kv: from `precompute_memory`.
+            cache: self-attention cache from `initial_state` / a previous step.
+            cross_kv: from `project_memory`.
             memory_mask: `[B, S]` bool.
             t: scalar position.
 
@@ -165,7 +166,7 @@ class TransformerDecoderBlock(TransformerBlockBase):
         new_cache = {}
 
         def self_attend(h):
-            out, cache_out = self.self_attention.call_step(h, cache, t)
+            out, cache_out = self.self_attention.step(h, cache, t)
             new_cache.update(cache_out)
             return out
 
@@ -174,6 +175,10 @@ class TransformerDecoderBlock(TransformerBlockBase):
         x = self_residual(inputs_t, self_attend)
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, None)
         return x, new_cache, None if weights is None else weights[:, :, 0]
+
+    # Old names of the methods above, kept for users.
+    precompute_memory = deprecated_alias("precompute_memory", "project_memory")
+    initial_cache = deprecated_alias("initial_cache", "initial_state")
 
     def get_config(self):
         return {**super().get_config(), "cross_attention": self.has_cross_attention}

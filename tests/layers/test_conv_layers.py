@@ -62,7 +62,7 @@ def test_causal_outputs_ignore_the_future_and_encoder_ignores_padding():
 def test_decoder_block_step_matches_forward_and_weights_are_masked():
     block = kseq.layers.ConvDecoderBlock(8, embedding_dim=4, kernel_size=3)
     full, weights = block(X, G, KEYS, KEYS, memory_mask=MASK)
-    window = block.initial_window(3)
+    window = block.initial_state(3)
     for t in range(6):
         out, window, w = block.step(X[:, t], G[:, t], window, KEYS, KEYS, MASK)
         np.testing.assert_allclose(ops.convert_to_numpy(out), ops.convert_to_numpy(full)[:, t],

@@ -80,10 +80,10 @@ def test_padding_never_changes_real_outputs(causal):
 def test_cached_steps_reproduce_teacher_forcing_with_fixed_shapes():
     layer = MHSA(num_heads=2, key_dim=4, causal=True)
     full = ops.convert_to_numpy(layer(X))
-    cache = layer.initial_cache(batch_size=3, max_length=7)
+    cache = layer.initial_state(batch_size=3, max_length=7)
     shapes, outputs = set(), []
     for t in range(5):
-        output, cache = layer.call_step(X[:, t], cache, t)
+        output, cache = layer.step(X[:, t], cache, t)
         shapes.add((tuple(cache["key"].shape), tuple(cache["value"].shape)))
         outputs.append(ops.convert_to_numpy(output))
     np.testing.assert_allclose(np.stack(outputs, 1), full, atol=1e-5)
@@ -100,9 +100,9 @@ def test_cross_attention_keys_computed_once_match_call():
 
 def test_cache_overflow_is_a_clear_error():
     layer = MHSA(num_heads=2, key_dim=4, causal=True)
-    cache = layer.initial_cache(batch_size=3, max_length=2)
+    cache = layer.initial_state(batch_size=3, max_length=2)
     with pytest.raises(ValueError, match="KV cache overflow.*Received: t=2"):
-        layer.call_step(X[:, 0], cache, 2)
+        layer.step(X[:, 0], cache, 2)
 
 
 def test_bad_ranks_are_clear_errors():
@@ -114,7 +114,7 @@ def test_bad_ranks_are_clear_errors():
     with pytest.raises(ValueError, match="`value` must have last dimension 12"):
         cross(X, MEMORY[..., :5])
     with pytest.raises(ValueError, match="`query_t` must have last dimension 8"):
-        layer.call_step(X[:, 0, :3], layer.initial_cache(3, 4), 0)
+        layer.step(X[:, 0, :3], layer.initial_state(3, 4), 0)
     with pytest.raises(ValueError, match="num_heads"):
         MHSA(num_heads=0, key_dim=4)
 

@@ -110,7 +110,7 @@ def test_attention_decoder_steps_match_teacher_forcing(init):
     decoder = kseq.layers.AttentionDecoder(**init)
     full, full_weights = decoder(EMBEDDED, MEMORY, memory_mask=MASK,
                                  return_attention_scores=True)
-    keys = decoder.precompute_memory(MEMORY)
+    keys = decoder.project_memory(MEMORY)
     state = decoder.initial_state(3)
     for t in range(4):
         out, state, weights = decoder.step(EMBEDDED[:, t], state, MEMORY, keys, MASK)

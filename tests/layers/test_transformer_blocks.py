@@ -57,8 +57,8 @@ def test_decoder_steps_reproduce_teacher_forcing(norm_first):
         num_heads=2, intermediate_dim=16, norm_first=norm_first
     )
     full, full_weights = block(X, MEMORY, memory_mask=MEMORY_MASK, return_attention_scores=True)
-    cross_kv = block.precompute_memory(MEMORY)
-    cache = block.initial_cache(batch_size=2, max_length=8)
+    cross_kv = block.project_memory(MEMORY)
+    cache = block.initial_state(batch_size=2, max_length=8)
     steps, weights = [], []
     for t in range(5):
         output, cache, step_weights = block.step(X[:, t], cache, cross_kv, MEMORY_MASK, t)

@@ -82,7 +82,7 @@ class ConvDecoder(Decoder):
     def initial_state(self, memory):
         """Zero windows `[B, k-1, H]` per block, and zero attention `[B, S]`."""
         batch = ops.shape(memory["mask"])[0]
-        return {"windows": [block.initial_window(batch) for block in self.blocks],
+        return {"windows": [block.initial_state(batch) for block in self.blocks],
                 "attention": ops.zeros(ops.shape(memory["mask"]), dtype="float32")}
 
     def step(self, token_ids, state, memory, t):

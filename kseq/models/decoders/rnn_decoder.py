@@ -109,7 +109,7 @@ class RnnDecoder(Decoder):
         prepared = {"mask": memory["mask"], "initial_state": initial}
         if self.attention:
             prepared["attended"] = attended
-            prepared["keys"] = self.recurrent_layers[0].precompute_memory(attended)
+            prepared["keys"] = self.recurrent_layers[0].project_memory(attended)
         else:
             prepared["context"] = h0  # the fixed context vector
         return prepared

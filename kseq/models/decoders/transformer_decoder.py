@@ -96,7 +96,7 @@ class TransformerDecoder(Decoder):
         """`{"mask", "cross"}`: each block's cross-attention keys and values, computed once."""
         if not self.cross_attention:
             return {"mask": memory["mask"], "cross": [None] * self.num_layers}
-        cross = [block.precompute_memory(memory["states"]) for block in self.blocks]
+        cross = [block.project_memory(memory["states"]) for block in self.blocks]
         return {"mask": memory["mask"], "cross": cross}
 
     def hidden_states(self, decoder_ids, memory=None, training=None):
@@ -120,7 +120,7 @@ class TransformerDecoder(Decoder):
     def initial_state(self, memory):
         """Per-block KV caches of length `max_length`, and zero attention `[B, S]`."""
         batch = ops.shape(memory["mask"])[0]
-        caches = [block.initial_cache(batch, self.max_length) for block in self.blocks]
+        caches = [block.initial_state(batch, self.max_length) for block in self.blocks]
         attention = ops.zeros(ops.shape(memory["mask"]), dtype=self.compute_dtype)
         return {"cache": caches, "attention": attention}
 
