@@ -20,6 +20,7 @@ import os
 
 import tensorflow as tf
 
+from kseq.errors import KseqError
 from kseq.export.staging import publish, staging_directory
 from kseq.version import __version__
 
@@ -74,6 +75,9 @@ def build_saved_model(model, staging, **options):
     Not atomic by itself: `staging` is a folder from
     `kseq.export.staging.staging_directory`, published by the caller.
     """
+    if not callable(getattr(model, "serving_spec", None)):
+        raise KseqError(f"{type(model).__name__} defines no `serving_spec`, so it has no "
+                        f"serving endpoints to export. Received: {type(model).__name__}")
     spec = model.serving_spec(**options)
     module = tf.Module(name="kseq_serving")
     for name, trackable in spec.trackables.items():

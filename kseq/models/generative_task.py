@@ -192,6 +192,10 @@ class GenerativeTask(Task):
                     or not all(isinstance(x, str) for x in pair)):
                 raise KseqError(f"`pairs` must hold (source, reference) string pairs; item "
                                 f"{index} is not one. Received: pairs[{index}]={pair!r}")
+        for option in ("n_best", "return_scores", "return_truncated"):
+            if generate_options.get(option) not in (None, False, 1):
+                raise KseqError(f"evaluate_bleu scores one string per input: `{option}` is not "
+                                f"taken. Received: {option}={generate_options[option]!r}")
         references = [t for _, t in pairs]
         hypotheses = self.generate([s for s, _ in pairs], beam_size=beam_size, **generate_options)
         result = {**corpus_scores(hypotheses, references), "hypotheses": hypotheses}

@@ -53,7 +53,17 @@ class Translator(GenerativeTask):
         if legacy_layout:
             decoder.reuse_encoder_layers(encoder)
         if share_source_embedding:
+            if not hasattr(decoder, "share_token_embedding") or getattr(
+                    encoder, "hidden_dim", None) != getattr(decoder, "hidden_dim", None):
+                raise ValueError("share_source_embedding needs a Transformer encoder and decoder "
+                                 "of one width. Received: "
+                                 f"{type(encoder).__name__}, {type(decoder).__name__}")
             decoder.share_token_embedding(encoder.token_embedding)
+        encoder_room = getattr(encoder, "max_length", None)
+        if encoder_room is not None and preprocessor.max_source_length > encoder_room:
+            raise ValueError("The encoder's max_length must hold the preprocessor's "
+                             f"max_source_length. Received: max_length={encoder_room}, "
+                             f"max_source_length={preprocessor.max_source_length}")
         decoder_room = getattr(decoder, "max_length", None)
         if decoder_room is not None and preprocessor.max_target_length > decoder_room:
             raise ValueError("The decoder's max_length must hold the preprocessor's "

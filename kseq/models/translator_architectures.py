@@ -8,6 +8,8 @@ reads them through `translator_from_legacy_config`, and their weights load
 unchanged because the composed graph has the same sublayers in the same order.
 """
 
+import warnings
+
 import keras
 
 from kseq.models.decoders import ConvDecoder, RnnDecoder, TransformerDecoder
@@ -134,6 +136,8 @@ def translator_from_legacy_config(config):
 
 def RnnTranslator(source_tokenizer, target_tokenizer, arch="attention", **options):  # noqa: N802
     """Deprecated: `build_translator(arch, ...)` (`arch` "attention" or "rnn")."""
+    warnings.warn("`RnnTranslator` is deprecated: use `build_translator`.", DeprecationWarning,
+                  stacklevel=2)
     if arch not in ("attention", "rnn"):
         raise ValueError(f"`arch` must be one of ('rnn', 'attention'). Received: arch={arch!r}")
     return build_translator(arch, source_tokenizer, target_tokenizer, **options)
@@ -141,6 +145,8 @@ def RnnTranslator(source_tokenizer, target_tokenizer, arch="attention", **option
 
 def ConvTranslator(source_tokenizer, target_tokenizer, **options):  # noqa: N802
     """Deprecated: `build_translator("conv", ...)`."""
+    warnings.warn("`ConvTranslator` is deprecated: use `build_translator`.", DeprecationWarning,
+                  stacklevel=2)
     return build_translator("conv", source_tokenizer, target_tokenizer, **options)
 
 

@@ -194,3 +194,21 @@ def test_real_rows_train_step_under_mirrored_strategy():
         np.testing.assert_allclose(result["fast"][name], result["plain"][name], rtol=1e-5)
     assert result["weights"] < 1e-5
     assert result["ranks"] and set(result["ranks"]) == {2}  # real rows, on each replica
+
+
+def test_parts_that_do_not_fit_are_refused_with_one_line():
+    tok = kseq.text.WordTokenizer.build_vocabulary(["one two three"])
+    small = dict(num_layers=1, num_heads=2, intermediate_dim=8)
+    encoder = kseq.models.encoders.TransformerEncoder(tok.vocabulary_size, hidden_dim=8,
+                                                      max_length=8, **small)
+    decoder = kseq.models.decoders.TransformerDecoder(tok.vocabulary_size, hidden_dim=16,
+                                                      max_length=16, **small)
+    with pytest.raises(ValueError, match="max_source_length"):
+        kseq.models.Translator(encoder, decoder,
+                               kseq.models.TranslatorPreprocessor(tok, tok, 64, 16))
+    with pytest.raises(ValueError, match="one width"):
+        kseq.models.Translator(encoder, decoder, kseq.models.TranslatorPreprocessor(tok, tok, 8, 16),
+                               share_source_embedding=True)
+    model = kseq.models.build_translator("rnn", tok, tok, units=4, embedding_dim=4)
+    with pytest.raises(kseq.errors.KseqError, match="n_best"):
+        model.evaluate_bleu([("one", "two")], n_best=2, beam_size=2)
