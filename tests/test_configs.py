@@ -15,16 +15,23 @@ import kseq
 TOKENIZER = kseq.text.WordTokenizer.build_vocabulary(["one two three"])
 
 EXAMPLES = {
+    "ApplicationBackbone": lambda: kseq.layers.ApplicationBackbone("MobileNetV3Small", (32, 32)),
     "AttentionDecoder": lambda: kseq.layers.AttentionDecoder(4),
     "AttentionDecoderCell": lambda: kseq.layers.AttentionDecoderCell(4),
     "BahdanauAttention": lambda: kseq.layers.BahdanauAttention(4),
     "BeamSearchDecoder": lambda: kseq.layers.BeamSearchDecoder(),
+    "Captioner": lambda: kseq.models.build_captioner(TOKENIZER, image_size=16, hidden_dim=8,
+                                                     num_heads=2, filters=[4]),
+    "CaptionerPreprocessor": lambda: kseq.models.CaptionerPreprocessor(TOKENIZER, (8, 8), 8),
     "ConvDecoder": lambda: kseq.models.decoders.ConvDecoder(7),
     "ConvDecoderBlock": lambda: kseq.layers.ConvDecoderBlock(4, 4),
     "ConvEncoder": lambda: kseq.models.encoders.ConvEncoder(7),
     "ConvEncoderBlock": lambda: kseq.layers.ConvEncoderBlock(4),
+    "EfficientNetLite0": lambda: kseq.layers.EfficientNetLite0(),
     "FeedForward": lambda: kseq.layers.FeedForward(8),
     "GatedConvolution": lambda: kseq.layers.GatedConvolution(4),
+    "GridPositionEmbedding": lambda: kseq.layers.GridPositionEmbedding(),
+    "ImageEncoder": lambda: kseq.models.encoders.ImageEncoder(kseq.layers.SmallCnn([4]), (8, 8)),
     "LearnedPositionEmbedding": lambda: kseq.layers.LearnedPositionEmbedding(8),
     "LuongAttention": lambda: kseq.layers.LuongAttention(),
     "MaskedAccuracy": lambda: kseq.metrics.MaskedAccuracy(),
@@ -32,6 +39,7 @@ EXAMPLES = {
     "MultiHeadSelfAttention": lambda: kseq.layers.MultiHeadSelfAttention(2, 4),
     "RnnDecoder": lambda: kseq.models.decoders.RnnDecoder(7),
     "RnnEncoder": lambda: kseq.models.encoders.RnnEncoder(7),
+    "SmallCnn": lambda: kseq.layers.SmallCnn([4]),
     "SinusoidalPositionEmbedding": lambda: kseq.layers.SinusoidalPositionEmbedding(8),
     "TokenEmbedding": lambda: kseq.layers.TokenEmbedding(7, 4),
     "TransformerDecoder": lambda: kseq.models.decoders.TransformerDecoder(7, num_heads=2,
@@ -61,7 +69,9 @@ def test_every_registered_class_has_an_example():
 
 # `cross_attention` names the block's sublayer (and old weight files' path): the flag
 # is `has_cross_attention`.
-ATTRIBUTE_NAMES = {("TransformerDecoderBlock", "cross_attention"): "has_cross_attention"}
+# `weights` is Keras's list of a layer's variables: the file argument is `weights_file`.
+ATTRIBUTE_NAMES = {("TransformerDecoderBlock", "cross_attention"): "has_cross_attention",
+                   ("ApplicationBackbone", "weights"): "weights_file"}
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

@@ -10,6 +10,11 @@ import numpy as np
 from kseq.metrics import MaskedAccuracy
 
 
+def _dense(x):
+    """A ragged batch padded to a dense one; dense tensors (images) pass through."""
+    return x.to_tensor() if hasattr(x, "to_tensor") else x
+
+
 def _as_list(inputs):
     return list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
 
@@ -121,7 +126,7 @@ def check_steps_reproduce_forward(model, examples):
     import tensorflow as tf
 
     features, _ = model.preprocessor(*[tf.constant([e[i] for e in examples]) for i in (0, 1)])
-    features = {k: v.to_tensor() for k, v in features.items()}
+    features = {k: _dense(v) for k, v in features.items()}
     forward = model(features).numpy()
     (search_input,) = model.preprocessor.input_signature
     memory = model.encode(features[search_input.name])
@@ -184,7 +189,7 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
     inputs, targets = [e[0] for e in examples], [e[1] for e in examples]
     assert predict(trained, inputs) == targets
     features, _ = trained.preprocessor(tf.constant(inputs), tf.constant(targets))
-    dense = {k: v.to_tensor() for k, v in features.items()}
+    dense = {k: _dense(v) for k, v in features.items()}
     restored = run_model_saving_test(trained, dense, atol=1e-5)
     assert predict(restored, inputs) == targets
     if hasattr(trained, "step"):
@@ -193,3 +198,99 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
         check_input_routes(build(), examples, list(boundaries))
     check_real_rows_step_equals_keras_step(build, examples, max(boundaries))
 
+
+
+# === Exports ===
+
+EXPORT_CHILD = r"""
+import base64, json, sys
+import tensorflow as tf
+import tensorflow_text  # registers the tokenizer ops, as TF Serving links them
+assert "kseq" not in sys.modules
+requests = json.load(sys.stdin)
+served = tf.saved_model.load(sys.argv[1])
+
+def tensor(values):
+    if isinstance(values, dict):  # {"b64": [...]}: strings sent as base64
+        return tf.constant([base64.b64decode(v) for v in values["b64"]], tf.string)
+    return tf.constant(values)
+
+def plain(value):
+    value = value.numpy()
+    if value.dtype == object:
+        return tf.nest.map_structure(lambda b: b.decode("utf-8", "replace"), value.tolist())
+    return value.tolist()
+
+answers = {}
+for name, (signature, inputs) in requests.items():
+    out = served.signatures[signature](**{k: tensor(v) for k, v in inputs.items()})
+    answers[name] = {key: plain(value) for key, value in out.items()}
+answers["kseq_loaded"] = "kseq" in sys.modules
+print(json.dumps(answers))
+"""
+
+
+def _json_inputs(inputs):
+    import base64
+
+    def encode(values):
+        if values and isinstance(values[0], bytes):
+            return {"b64": [base64.b64encode(v).decode("ascii") for v in values]}
+        return values
+    return {name: encode(list(values)) for name, values in inputs.items()}
+
+
+def served_ops(export_dir):
+    """Every op in the SavedModel: the top graph and every function of its library."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(export_dir, "saved_model.pb"), "rb") as handle:
+        proto.ParseFromString(handle.read())
+    graph = proto.meta_graphs[0].graph_def
+    nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
+    return graph, nodes
+
+
+def check_served_ops(export_dir, extra_registered=()):
+    """No XLA, no Python ops, a `While` loop, and only ops TF (or tensorflow_text) registers."""
+    import tensorflow as tf
+
+    graph, nodes = served_ops(export_dir)
+    op_types = {n.op for n in nodes}
+    assert not [op for op in op_types if op.startswith("Xla")]
+    assert not [n.name for n in nodes if n.attr["_XlaMustCompile"].b]
+    assert not op_types & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
+    assert "While" in op_types or "StatelessWhile" in op_types
+    library = {f.signature.name for f in graph.library.function}
+    registered = set(tf.raw_ops.__dict__) | set(extra_registered)
+    unknown = {op for op in op_types if op not in library and op not in registered}
+    assert not unknown, unknown
+    return op_types
+
+
+def run_export_test(export_dir, requests, timeout=300):
+    """Loads an export in one fresh process without kseq and runs every request there.
+
+    Args:
+        export_dir: the SavedModel (version) folder.
+        requests: `{name: (signature name, {input name: list of values})}`;
+            lists of bytes travel as base64 (as TF Serving's REST `{"b64": ...}`).
+
+    Returns `{name: {output name: nested lists}}` (strings decoded as UTF-8).
+    Also checks the op walk (`check_served_ops`) and that kseq never loaded.
+    One child serves every request, so a test module pays one TensorFlow start.
+    """
+    import subprocess
+    import sys
+
+    check_served_ops(export_dir, extra_registered={"NormalizeUTF8", "RegexSplitWithOffsets"})
+    payload = json.dumps({name: [signature, _json_inputs(inputs)]
+                          for name, (signature, inputs) in requests.items()})
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = subprocess.run([sys.executable, "-c", EXPORT_CHILD, export_dir], input=payload,
+                          env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answers.pop("kseq_loaded") is False
+    return answers

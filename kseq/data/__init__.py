@@ -10,3 +10,4 @@ from kseq.data.parallel_text import (
     read_tsv,
 )
 from kseq.data.mo_catalog import read_mo
+from kseq.data.shapes_captions import shapes_caption_tuples, shapes_captions

@@ -68,7 +68,7 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=e
     its own longest width where `widths` gives one (a structure like the
     examples', with ints or None: a translator's source never needs more than
     `max_source_length` columns, whatever the target's bucket); scalars (class
-    labels) are kept. Examples longer than the last boundary must be filtered
+    labels) and tensors of rank >= 2 (images) keep their shape. Examples longer than the last boundary must be filtered
     or truncated first.
 
     Example:
@@ -96,8 +96,8 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=e
             lambda _: None, window.element_spec)
 
         def shape(spec, limit):
-            if spec.shape.rank != 1:
-                return []
+            if spec.shape.rank != 1:  # scalars (class labels) and images keep their shape
+                return spec.shape
             return [length if limit is None else tf.minimum(length, tf.constant(limit, tf.int64))]
 
         shapes = tf.nest.map_structure(shape, window.element_spec, limits)

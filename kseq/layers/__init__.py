@@ -14,3 +14,7 @@ from kseq.layers.attention_decoder_cell import AttentionDecoderCell
 from kseq.layers.gated_convolution import GatedConvolution
 from kseq.layers.conv_encoder_block import ConvEncoderBlock
 from kseq.layers.conv_decoder_block import ConvDecoderBlock
+from kseq.layers.small_cnn import SmallCnn
+from kseq.layers.application_backbone import ApplicationBackbone
+from kseq.layers.efficientnet_lite0 import EfficientNetLite0
+from kseq.layers.grid_position_embedding import GridPositionEmbedding

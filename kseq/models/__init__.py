@@ -2,9 +2,12 @@
 
 from kseq.models import decoders, encoders, preprocessors
 from kseq.schedules import WarmupInverseSqrt  # the schedule's old home, kept for users
-from kseq.models.preprocessors import Preprocessor, TranslatorPreprocessor
+from kseq.models.preprocessors import (CaptionerPreprocessor, Preprocessor,
+                                       TranslatorPreprocessor)
 from kseq.models.task import Task
 from kseq.models.generative_task import GenerativeTask
 from kseq.models.translator import Translator
 from kseq.models.translator_architectures import (ARCHITECTURES, ConvTranslator, RnnTranslator,
                                                   build_translator)
+from kseq.models.captioner import Captioner
+from kseq.models.captioner_architectures import build_captioner

@@ -171,6 +171,10 @@ class GenerativeTask(Task):
         """The raw inputs `generate` accepts, checked (text tasks: a list of str or bytes)."""
         return check_texts("texts", inputs)
 
+    def raw_input(self, value):
+        """One input read from a dataset (numpy bytes) as `generate` takes it: text here."""
+        return value.decode("utf-8")
+
     def evaluate_bleu(self, pairs, beam_size=4, print_signature=True, **generate_options):
         """sacrebleu BLEU and chrF of detokenised output against the raw references.
 
@@ -182,16 +186,15 @@ class GenerativeTask(Task):
             `bleu_signature`, `chrf_signature`, `hypotheses`.
         """
         if isinstance(pairs, tf.data.Dataset):
-            pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]
+            pairs = [(self.raw_input(x), t.decode("utf-8")) for x, t in pairs.as_numpy_iterator()]
         pairs = list(pairs)
         if not pairs:
-            raise KseqError("evaluate_bleu needs at least one (source, reference) pair. "
+            raise KseqError("evaluate_bleu needs at least one (input, reference) pair. "
                             "Received: 0 pairs")
         for index, pair in enumerate(pairs):
-            if (not isinstance(pair, (tuple, list)) or len(pair) != 2
-                    or not all(isinstance(x, str) for x in pair)):
-                raise KseqError(f"`pairs` must hold (source, reference) string pairs; item "
-                                f"{index} is not one. Received: pairs[{index}]={pair!r}")
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not isinstance(pair[1], str):
+                raise KseqError(f"`pairs` must hold (input, reference string) pairs; item "
+                                f"{index} is not one. Received: pairs[{index}]={pair!r:.200}")
         for option in ("n_best", "return_scores", "return_truncated"):
             if generate_options.get(option) not in (None, False, 1):
                 raise KseqError(f"evaluate_bleu scores one string per input: `{option}` is not "

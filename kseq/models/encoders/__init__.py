@@ -1,4 +1,4 @@
-"""Encoders: token ids (or images, later) -> the memory dict every decoder reads.
+"""Encoders: token ids (or images) -> the memory dict every decoder reads.
 
 The protocol, for every encoder: `encoder(inputs, training=None) -> memory`, a
 dict of batch-first tensors:
@@ -16,3 +16,4 @@ nodes are the encoder's sublayers (see `kseq.models.task`).
 from kseq.models.encoders.conv_encoder import ConvEncoder
 from kseq.models.encoders.rnn_encoder import RnnEncoder
 from kseq.models.encoders.transformer_encoder import TransformerEncoder
+from kseq.models.encoders.image_encoder import ImageEncoder

@@ -11,3 +11,4 @@ training, `generate()`/`translate()` and the exported model all call it.
 
 from kseq.models.preprocessors.preprocessor import Preprocessor
 from kseq.models.preprocessors.translator_preprocessor import TranslatorPreprocessor
+from kseq.models.preprocessors.captioner_preprocessor import CaptionerPreprocessor

