@@ -37,7 +37,11 @@ class CaptionerEndpoints(tf.Module):
 
     def _serve_images(self, image_bytes):
         inputs = self.preprocessor.inference_inputs(image_bytes)
-        out_ids, scores, lengths = self.search(inputs["images"])
+        rows = tf.shape(image_bytes)[0]
+        # TF's Conv2D fails on an empty batch: search at least one (white) row, keep `rows`.
+        images = tf.pad(inputs["images"], [[0, tf.maximum(1 - rows, 0)], [0, 0], [0, 0], [0, 0]],
+                        constant_values=255)
+        out_ids, scores, lengths = (x[:rows] for x in self.search(images))
         batch, m = tf.shape(out_ids)[0], tf.shape(out_ids)[1]
         flat = tf.reshape(out_ids, [batch * m, -1])  # [B·M, T]
         strings = tf.reshape(self.target_tokenizer.detokenize(flat), [batch, m])

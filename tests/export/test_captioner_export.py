@@ -1,0 +1,75 @@
+"""The exported captioner: image bytes in, captions out, bad rows flagged, in a fresh process."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from captioner_fixtures import captions, decoded, images, overfit_captioner, rgba_png  # noqa: F401
+from testing import run_export_test
+
+pytestmark = pytest.mark.slow  # an overfit, an export and a child process: ~40 s
+
+
+@pytest.fixture(scope="module")
+def exported(overfit_captioner, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("export") / "captioner" / "1")
+    overfit_captioner.export(path, beam_size=4, n_best=2)
+    return path
+
+
+def _jpeg(model, png):
+    return tf.io.encode_jpeg(decoded(model, [png])[0], quality=100).numpy()
+
+
+@pytest.fixture(scope="module")
+def served(overfit_captioner, exported):
+    pngs = images()[:3]
+    good = [pngs[0], _jpeg(overfit_captioner, pngs[1]), pngs[2], rgba_png()]
+    jpeg = _jpeg(overfit_captioner, pngs[1])
+    mixed = [pngs[0], b"junk bytes", b"", pngs[1][:-20], jpeg[:-2], jpeg, pngs[2]]
+    requests = {"good": ("serving_default", {"image_bytes": good}),
+                "mixed": ("serving_default", {"image_bytes": mixed}),
+                "alone": ("serving_default", {"image_bytes": [pngs[0]]})}
+    answers = run_export_test(exported, requests)
+    answers["empty"] = tf.saved_model.load(exported).signatures["serving_default"](
+        image_bytes=tf.constant([], tf.string))
+    return good, answers
+
+
+def test_served_captions_and_scores_equal_caption(overfit_captioner, served):
+    good, answers = served
+    expected = overfit_captioner.caption(good, beam_size=4, n_best=2, return_scores=True)
+    assert answers["good"]["text"] == [texts for texts, _ in expected]
+    np.testing.assert_allclose(answers["good"]["score"], [s for _, s in expected], atol=1e-4)
+    assert [row[0] for row in answers["good"]["text"][:3]] == captions()[:3]
+    assert answers["good"]["valid"] == [True] * 4
+    assert answers["alone"]["text"][0] == answers["good"]["text"][0]
+
+
+def test_bad_rows_are_flagged_and_never_fail_the_batch(served):
+    _, answers = served
+    mixed = answers["mixed"]
+    assert mixed["valid"] == [True, False, False, False, False, True, True]
+    assert [row[0] for row in mixed["text"]] == [captions()[0], "", "", "", "", captions()[1],
+                                                  captions()[2]]
+    for bad in (1, 2, 3, 4):
+        assert mixed["score"][bad] == [0.0, 0.0] and mixed["length"][bad] == [0, 0]
+    assert answers["empty"]["text"].shape[0] == 0
+
+
+def test_metadata_assets_and_warmup(exported):
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    with open(os.path.join(exported, "assets.extra", "kseq_export.json")) as handle:
+        metadata = json.load(handle)
+    assert metadata["model_class"] == "Captioner" and metadata["image_size"] == [32, 32]
+    assert metadata["search"]["n_best"] == 2 and metadata["xla"] is False
+    assert os.listdir(os.path.join(exported, "assets")) == ["target_vocabulary.txt"]
+    path = os.path.join(exported, "assets.extra", "tf_serving_warmup_requests")
+    logs = [prediction_log_pb2.PredictionLog.FromString(r.numpy())
+            for r in tf.data.TFRecordDataset(path)]
+    request = logs[0].predict_log.request
+    assert len(logs) == 2 and tf.make_ndarray(request.inputs["image_bytes"])[0][:4] == b"\x89PNG"
