@@ -234,8 +234,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     model = start.model
     preprocessor = model.preprocessor
     boundaries = training.get("boundaries", [16, 32, 48, 64])
-    table = ExampleTable(preprocessor.tokenized(splits["train"]).apply(
-        filter_by_length(max(boundaries), preprocessor.example_length)))
+    table = ExampleTable(model.training_examples(preprocessor.tokenized(splits["train"]).apply(
+        filter_by_length(max(boundaries), preprocessor.example_length))))
     batcher = bucket_by_length(boundaries, training.get("batch_size"),
                                training.get("token_budget"), preprocessor.example_length,
                                preprocessor.padded_widths())

@@ -223,7 +223,8 @@ def captioner(preset_or_encoder="small_cnn", decoder=None, target_vocab=None,
 
     Example:
     >>> import kseq
-    >>> model = kseq.zoo.captioner("small_cnn", decoder="attention", target_vocab=["a", "dot"],
+    >>> model = kseq.zoo.captioner("small_cnn", decoder="attention",
+    ...                            train_captions=[(b"<png bytes>", "a red dot")],
     ...                            image_size=16, hidden_dim=8, filters=[8])
     >>> model.decoder.attention
     'bahdanau'

@@ -11,8 +11,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_every_preset_loads_and_names_known_parts():
     for name in kseq.zoo.presets():
         recipe = kseq.zoo.load_recipe(name)
-        assert recipe["model"]["arch"] in kseq.zoo.ARCHITECTURES
+        assert recipe.get("task", "translator") in kseq.zoo.TASK_BUILDERS
+        if recipe.get("task", "translator") == "captioner":
+            assert recipe["model"]["encoder"] in kseq.zoo.ENCODERS
+            assert recipe["model"]["decoder"] in kseq.zoo.DECODERS
+        else:
+            assert recipe["model"]["arch"] in kseq.zoo.ARCHITECTURES
         assert recipe["tokenizer"]["kind"] in kseq.text.TOKENIZERS
+        assert recipe["data"]["builder"] in kseq.zoo.DATA_BUILDERS
 
 
 def test_merge_is_deep_and_right_most_wins():
@@ -34,3 +40,15 @@ def test_recipe_file_path_works(tmp_path):
     recipe = kseq.zoo.load_recipe("numbers_fr_tiny")
     path.write_text(json.dumps(recipe))
     assert kseq.zoo.load_recipe(str(path)) == recipe
+
+
+def test_captioner_builder_errors_name_the_choice():
+    import pytest
+
+    with pytest.raises(kseq.errors.KseqError, match="decoder"):
+        kseq.zoo.captioner("small_cnn", decoder="lstm", target_vocab=["a"])
+    with pytest.raises(kseq.errors.KseqError, match="not a captioner"):
+        kseq.zoo.captioner("numbers_fr_tiny", target_vocab=["a"])
+    with pytest.raises(kseq.errors.KseqError, match="encoder"):
+        kseq.models.build_captioner(kseq.text.WordTokenizer.build_vocabulary(["a"]),
+                                    encoder="vgg")

@@ -92,8 +92,7 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=e
 
     def reduce(bucket, window):
         length = boundary_tensor[bucket]
-        limits = widths if widths is not None else tf.nest.map_structure(
-            lambda _: None, window.element_spec)
+        limits = _limits(window.element_spec, widths)
 
         def shape(spec, limit):
             if spec.shape.rank != 1:  # scalars (class labels) and images keep their shape
@@ -108,6 +107,17 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=e
         return dataset.group_by_window(key, reduce, window_size_func=lambda b: size_tensor[b])
 
     return apply
+
+
+def _limits(spec, widths):
+    """Per-tensor width limits shaped like the examples; features `widths` does not name
+    (a dict of fewer keys: a captioner's cached features) have none."""
+    if widths is None:
+        return tf.nest.map_structure(lambda _: None, spec)
+    (feature_spec, _), (feature_widths, label_width) = spec, widths
+    if isinstance(feature_spec, dict) and isinstance(feature_widths, dict):
+        feature_widths = {name: feature_widths.get(name) for name in feature_spec}
+    return feature_widths, label_width
 
 
 def _pad_rows(features, labels, rows):

@@ -7,8 +7,9 @@ so a served image gives the tensor the model was trained on:
    BMP, WebP; JPEG through `tf.image.extract_jpeg_shape`) before anything is
    decoded; more than `max_pixels` is refused (a 100,000 x 100,000 PNG would
    otherwise allocate 40 GB).
-2. **Decode, keeping alpha.** PNG, BMP and WebP decode with 4 channels;
-   JPEG and GIF (whose decoders refuse 4 channels) with 3. Grey becomes RGB.
+2. **Decode, keeping alpha.** Each format decodes with its own channels
+   (grey, grey + alpha, RGB, RGBA; `decode_image(channels=4)` refuses JPEG
+   and GIF, and `channels=3` refuses an RGBA WebP), then becomes RGBA.
 3. **Composite on white.** Transparent pixels become white, as an image
    viewer shows them (`decode_png(channels=3)` would drop the alpha channel and
    show what lies under it, often black).
@@ -39,7 +40,6 @@ Example:
 import tensorflow as tf  # in-graph decoding: there is no keras.ops twin
 
 DEFAULT_MAX_PIXELS = 40_000_000
-FORMATS = "PNG, JPEG, GIF, BMP, WebP"
 
 
 def _bytes_at(encoded, start, count):

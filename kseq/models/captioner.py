@@ -93,9 +93,42 @@ class Captioner(GenerativeTask):
 
     # === Training hooks (see kseq.models.task) ===
 
+    def _memory(self, inputs, training):
+        if "features" in inputs:  # a frozen backbone's grid, computed once
+            return self.encoder.memory_from_features(inputs["features"], training=training)
+        return self.encoder.call(inputs["images"], training=training)
+
     def hidden_states(self, inputs, training=None):
-        memory = self.encoder.call(inputs["images"], training=training)
+        memory = self._memory(inputs, training)
         return self.decoder.hidden_states(inputs["decoder_ids"], memory, training=training)
+
+    def cached_features(self, examples):
+        """Training examples with the frozen backbone's grid in place of the pixels.
+
+        With `trainable_backbone=False` the backbone's output depends on the
+        image alone, so it is computed once here instead of at every step:
+        `{"images", "decoder_ids"}` examples become `{"features" [h, w, C],
+        "decoder_ids"}` ones, which `fit` (and `kseq train`, which calls this)
+        trains on at the cost of the projection and the decoder. They train
+        through kseq's train step (`hidden_states` reads either input); the
+        functional graph itself takes images, so with `jit_compile=True`
+        (Keras's step) or a trainable backbone, `examples` come back unchanged.
+        """
+        if self.encoder.trainable_backbone or self.jit_compile:
+            return examples
+        encoder = self.encoder
+
+        def replace(features, labels):  # one example: a batch of one through the backbone
+            features = dict(features)
+            pixels = features.pop("images")[None]  # [1, H, W, 3]
+            features["features"] = encoder.backbone_features(pixels, False)[0]
+            return features, labels
+
+        return examples.map(replace, num_parallel_calls=tf.data.AUTOTUNE)
+
+    def training_examples(self, examples):
+        """What `kseq train` trains on: `cached_features(examples)`."""
+        return self.cached_features(examples)
 
     def project(self, states):
         return self.decoder.project(states)

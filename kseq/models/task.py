@@ -80,6 +80,14 @@ class Task(keras.Model):
         """A callback that scores `examples` each epoch (with a `history` list), or None."""
         return None
 
+    def training_examples(self, examples):
+        """Tokenised training examples -> what the model trains on (here: unchanged).
+
+        A task may replace inputs by something cheaper that gives the same
+        result (a captioner with a frozen backbone: its features).
+        """
+        return examples
+
     def export(self, filepath, format="tf_saved_model", **options):
         """Writes the task's `serving_spec(**options)` into `filepath` (a version directory)."""
         if format != "tf_saved_model" or not hasattr(self, "serving_spec"):

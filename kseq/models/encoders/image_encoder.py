@@ -73,15 +73,26 @@ class ImageEncoder(Part):
         """`S`, the memory length."""
         return self.grid[0] * self.grid[1]
 
-    def call(self, pixels, training=None):
-        # A frozen backbone keeps its batch norm statistics (Keras's fine-tuning rule).
-        features = self.backbone(pixels, training=training if self.trainable_backbone else False)
+    def backbone_features(self, pixels, training=None):
+        """`[B, H, W, 3]` pixels -> the backbone's grid `[B, h, w, C]`.
+
+        A frozen backbone runs in inference mode (its batch norm statistics
+        kept: Keras's fine-tuning rule), so its features are a function of the
+        image alone and can be computed once (`Captioner.cached_features`).
+        """
+        return self.backbone(pixels, training=training if self.trainable_backbone else False)
+
+    def memory_from_features(self, features, training=None):
+        """The backbone's grid `[B, h, w, C]` -> the memory dict (projection, positions)."""
         height, width = self.grid
         states = self.position_embedding(self.projection(features))  # [B, h, w, E]
         states = ops.reshape(states, (-1, height * width, self.hidden_dim))
         states = self.dropout_layer(states, training=training)  # [B, S, E]
         mask = ops.ones_like(states[:, :, 0], dtype="bool")  # [B, S]
         return {"states": states, "mask": mask, "final": ops.mean(states, axis=1)}
+
+    def call(self, pixels, training=None):
+        return self.memory_from_features(self.backbone_features(pixels, training), training)
 
     def get_config(self):
         return {**super().get_config(), "image_size": list(self.image_size),

@@ -71,7 +71,7 @@ class CaptionerPreprocessor(TextTargets, Preprocessor):
 
     def padded_widths(self):
         target = self.max_target_length
-        return {"images": None, "decoder_ids": target}, target
+        return {"decoder_ids": target}, target  # images keep their shape
 
     def to_dataset(self, data):
         """`(encoded image, caption)` pairs (a list) or a dataset of them."""

@@ -1,0 +1,63 @@
+"""`kseq train / caption / evaluate / export` on a captioner recipe, in-process."""
+
+import json
+import os
+
+import pytest
+
+from kseq.cli import main
+
+pytestmark = pytest.mark.slow  # one tiny training run: ~15 s
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    run = str(tmp_path_factory.mktemp("runs") / "shapes")
+    assert main(["train", "shapes_captioner_tiny", "--output", run, "--epochs", "1"]) == 0
+    return run
+
+
+def test_caption_prints_one_line_per_image(trained, tmp_path, capsys):
+    from kseq.data.shapes_captions import shapes_captions
+
+    paths = []
+    for index, (png, _) in enumerate(shapes_captions(2, 0, 0, image_size=32, seed=9)["train"]):
+        paths.append(str(tmp_path / f"{index}.png"))
+        with open(paths[-1], "wb") as handle:
+            handle.write(png)
+    capsys.readouterr()
+    assert main(["caption", trained, *paths, "--beam", "2", "--n-best", "2",
+                 "--plot-attention", str(tmp_path / "plots")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == paths
+    assert all(len(line.split("\t")[1].split(" ||| ")) == 2 for line in lines)
+    assert sorted(os.listdir(tmp_path / "plots")) == ["0000.png", "0001.png"]
+
+
+def test_caption_errors_are_one_line(trained, tmp_path, capsys):
+    junk = tmp_path / "junk.png"
+    junk.write_bytes(b"nope")
+    assert main(["caption", trained, str(junk)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kseq: error:") and "junk.png" in err and len(err.splitlines()) == 1
+    assert main(["caption", trained, str(tmp_path / "missing.png")]) == 2
+    assert "missing.png" in capsys.readouterr().err
+    assert main(["translate", trained, "one"]) == 2
+    assert "Captioner" in capsys.readouterr().err
+
+
+def test_evaluate_and_export(trained, tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["evaluate", trained, "--data", "test", "--beam", "1", "--limit", "5"]) == 0
+    out = capsys.readouterr().out  # sacrebleu's signature line, then the JSON
+    scores = json.loads(out[out.index("{"):])
+    assert set(scores) >= {"bleu", "chrf", "exact_match", "bleu_signature"}
+    assert main(["export", trained, "--output", str(tmp_path / "serving" / "captioner"),
+                 "--beam", "2"]) == 0
+    assert os.path.isfile(tmp_path / "serving" / "captioner" / "1" / "saved_model.pb")
+
+
+def test_presets_show_the_captioner_architecture(capsys):
+    assert main(["presets"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["shapes_captioner_tiny", "captioner", "small_cnn+transformer"] in [r[:3] for r in rows]
