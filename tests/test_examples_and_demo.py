@@ -21,6 +21,19 @@ def test_translate_numbers_example_runs_tiny():
 
 
 @pytest.mark.slow
+def test_caption_shapes_example_runs_tiny(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import caption_shapes
+    finally:
+        sys.path.pop(0)
+    model, result = caption_shapes.main(tiny=True, output=str(tmp_path))
+    assert len(result["hypotheses"]) == 40 and result["chrf"] > 0
+    assert os.path.getsize(tmp_path / "attention.png") > 1000
+    assert os.path.isfile(tmp_path / "export" / "1" / "saved_model.pb")
+
+
+@pytest.mark.slow
 def test_demo_smoke(tmp_path):
     env = {**os.environ, "KSEQ_DEMO_FAST": "1", "KSEQ_DEMO_OUTPUT": str(tmp_path / "demo"),
            "TF_CPP_MIN_LOG_LEVEL": "2"}

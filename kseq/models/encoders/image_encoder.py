@@ -32,6 +32,9 @@ class ImageEncoder(Part):
         dropout: on the projected states, in training.
         trainable_backbone: False freezes the backbone (its batch norm too):
             only the projection and the decoder learn.
+        augmentation: in training only, shift images by up to this share of
+            their side (the margin filled white) and change their contrast by
+            up to this factor; 0 turns it off. Do not flip: "left of" would lie.
 
     Call arguments:
         pixels: `[B, H, W, 3]` uint8 (or float in `[0, 255]`).
@@ -49,14 +52,15 @@ class ImageEncoder(Part):
     ((2, 16, 12), (2, 12))
     """
 
-    CONFIG = ("image_size", "hidden_dim", "dropout", "trainable_backbone")
+    CONFIG = ("image_size", "hidden_dim", "dropout", "trainable_backbone", "augmentation")
 
     def __init__(self, backbone, image_size, hidden_dim=128, dropout=0.0,
-                 trainable_backbone=True, **kwargs):
+                 trainable_backbone=True, augmentation=0.0, **kwargs):
         super().__init__(**kwargs)
         image_size = [check_int("image_size", side) for side in image_size]
         check_int("hidden_dim", hidden_dim)
         check_float("dropout", dropout, minimum=0.0, maximum=1.0)
+        check_float("augmentation", augmentation, minimum=0.0, maximum=0.5)
         store_arguments(self, locals())
         self.backbone = backbone
         backbone.trainable = bool(trainable_backbone)
@@ -67,6 +71,11 @@ class ImageEncoder(Part):
         self.position_embedding = GridPositionEmbedding(dtype=dtype,
                                                         name=f"{name}_position_embedding")
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name=f"{name}_dropout")
+        self.augmentation_layers = [] if not augmentation else [
+            keras.layers.RandomTranslation(augmentation, augmentation, fill_mode="constant",
+                                           fill_value=255.0, name=f"{name}_random_shift"),
+            keras.layers.RandomContrast(augmentation, value_range=(0, 255),
+                                        name=f"{name}_random_contrast")]
 
     @property
     def positions(self):
@@ -91,7 +100,17 @@ class ImageEncoder(Part):
         mask = ops.ones_like(states[:, :, 0], dtype="bool")  # [B, S]
         return {"states": states, "mask": mask, "final": ops.mean(states, axis=1)}
 
+    def augment(self, pixels, training=None):
+        """Random shifts and contrast in training (see `augmentation`); pixels else."""
+        if not self.augmentation_layers:
+            return pixels
+        pixels = ops.cast(pixels, "float32")
+        for layer in self.augmentation_layers:
+            pixels = layer(pixels, training=training)
+        return pixels
+
     def call(self, pixels, training=None):
+        pixels = self.augment(pixels, training)
         return self.memory_from_features(self.backbone_features(pixels, training), training)
 
     def get_config(self):
