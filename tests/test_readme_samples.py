@@ -1,0 +1,149 @@
+"""Every code sample of the README runs (in reduced form) or, for `kseq` lines, parses.
+
+Python blocks run with a few substitutions that shrink the work (listed here,
+and each must still match the README, so an edited sample fails until this
+table follows it); the gRPC client runs against an in-process stand-in for TF
+Serving that answers from a real export; every `kseq ...` line of a bash block
+is parsed by the command's own argument parser; the `python -c` check runs on
+the export the first sample writes. JSON blocks are generated from real exports
+by the serving tests.
+"""
+
+import os
+import re
+import shlex
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kseq.cli import build_parser
+
+pytestmark = pytest.mark.slow  # two tiny trainings: ~30 s
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+
+# A unique piece of each Python block -> the substitutions that make it quick.
+PYTHON_SAMPLES = {
+    'numbers_dataset("fr", train_size=30000)': [
+        ('train_size=30000', 'train_size=300, valid_size=10, test_size=10'),
+        ('"numbers_fr_transformer"', '"numbers_fr_tiny"'),
+        ('epochs=10', 'epochs=1')],
+    "shapes_captions(train_size=6000)": [
+        ("train_size=6000", "train_size=64, valid_size=2, test_size=8, image_size=32"),
+        ("image_size=64, hidden_dim=96, filters=[32, 64, 96]",
+         "image_size=32, hidden_dim=16, num_layers=1, num_heads=2, filters=[8]"),
+        ("epochs=20", "epochs=1")],
+    "prediction_service_pb2_grpc": [],
+}
+
+
+def blocks(language):
+    with open(README, encoding="utf-8") as handle:
+        text = handle.read()
+    return [m.group(1) for m in re.finditer(rf"```{language}\n(.*?)```", text, re.S)]
+
+
+def shrunk(code):
+    (key,) = [key for key in PYTHON_SAMPLES if key in code]
+    for old, new in PYTHON_SAMPLES[key]:
+        assert old in code, f"the README sample changed: {old!r} is gone"
+        code = code.replace(old, new)
+    return code
+
+
+def sample(key):
+    return shrunk(next(code for code in blocks("python") if key in code))
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("readme")
+    here = os.getcwd()
+    os.chdir(folder)
+    yield folder
+    os.chdir(here)
+
+
+def test_every_python_sample_is_known():
+    for code in blocks("python"):
+        assert sum(key in code for key in PYTHON_SAMPLES) == 1, code[:200]
+
+
+def test_translator_sample_runs(workdir):
+    namespace = {}
+    exec(sample('numbers_dataset("fr", train_size=30000)'), namespace)
+    assert os.path.isfile(workdir / "numbers.keras")
+    assert os.path.isfile(workdir / "export" / "translator" / "1" / "saved_model.pb")
+    assert isinstance(namespace["model"].translate(["forty-two"], beam_size=1)[0], str)
+
+
+def test_captioner_sample_runs(workdir):
+    from kseq.data.shapes_captions import shapes_captions
+
+    png, _ = shapes_captions(1, 0, 0, image_size=32, seed=4)["train"][0]
+    (workdir / "scene.png").write_bytes(png)
+    pixels = tf.io.decode_png(png).numpy()
+    (workdir / "b.jpg").write_bytes(tf.io.encode_jpeg(pixels).numpy())
+    namespace = {"uint8_array": pixels, "images": [png, pixels]}
+    exec(sample("shapes_captions(train_size=6000)"), namespace)
+    assert os.path.getsize(workdir / "attention.png") > 1000
+    assert os.path.isfile(workdir / "export" / "captioner" / "1" / "saved_model.pb")
+
+
+class FakeServing:
+    """Answers `PredictionService.Predict` from a SavedModel, as TF Serving would."""
+
+    def __init__(self, export_dir):
+        self.served = tf.saved_model.load(export_dir)
+
+    def Predict(self, request, timeout=None):  # noqa: N802 - the gRPC method's name
+        from tensorflow_serving.apis import predict_pb2
+
+        signature = self.served.signatures[request.model_spec.signature_name]
+        inputs = {name: tf.make_ndarray(proto) for name, proto in request.inputs.items()}
+        reply = predict_pb2.PredictResponse()
+        for name, value in signature(**{k: tf.constant(v) for k, v in inputs.items()}).items():
+            reply.outputs[name].CopyFrom(tf.make_tensor_proto(value.numpy()))
+        return reply
+
+
+def test_grpc_client_sample_runs_against_a_real_export(workdir, overfit_translator, monkeypatch,
+                                                       capsys):
+    import grpc
+    from tensorflow_serving.apis import prediction_service_pb2_grpc
+
+    export_dir = str(workdir / "grpc" / "translator" / "1")
+    overfit_translator.export(export_dir, beam_size=2)
+    monkeypatch.setattr(grpc, "insecure_channel", lambda address: address)
+    monkeypatch.setattr(prediction_service_pb2_grpc, "PredictionServiceStub",
+                        lambda channel: FakeServing(export_dir))
+    exec(sample("prediction_service_pb2_grpc"), {})
+    printed = capsys.readouterr().out
+    assert printed.startswith("[[b'") and printed.strip().endswith("']]")
+
+
+def test_python_c_check_runs_on_the_first_samples_export(workdir, capsys):
+    (line,) = [line for code in blocks("bash") for line in code.splitlines()
+               if line.startswith("python -c ")]
+    assert (workdir / "export" / "translator" / "1").is_dir()  # written by the first sample
+    exec(shlex.split(line)[2], {})
+    assert "tf.Tensor(" in capsys.readouterr().out
+
+
+def kseq_lines():
+    for code in blocks("bash"):
+        for line in code.splitlines():
+            command = line.split("#", 1)[0].strip()
+            if "|" in command:  # `echo ... | kseq translate ...`
+                command = command.split("|", 1)[1].strip()
+            if command.startswith("kseq "):
+                yield command
+
+
+def test_every_kseq_line_parses():
+    lines = list(kseq_lines())
+    assert len(lines) >= 8
+    for command in lines:
+        args = build_parser().parse_args(shlex.split(command)[1:])
+        assert callable(args.run), command
