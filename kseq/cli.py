@@ -1,4 +1,4 @@
-"""The `kseq` command: presets, train, translate, caption, evaluate, export.
+"""The `kseq` command: presets, train, translate, caption, classify, evaluate, export.
 
 Every error is one line, `kseq: error: ...`, with exit code 2: bad arguments
 (named, with the value received), unreadable files, failed writes, and a
@@ -54,7 +54,9 @@ def _presets(args):
         model = recipe.get("model", {})
         # A captioner is an image backbone x a decoder; a translator names one architecture.
         arch = (f"{model.get('encoder')}+{model.get('decoder', 'transformer')}"
-                if task == "captioner" else model.get("arch", "transformer"))
+                if task == "captioner" else
+                f"{model.get('encoder', 'transformer')}+{model.get('pooling', 'mean')}"
+                if task == "classifier" else model.get("arch", "transformer"))
         print(f"{name:28s} {task:11s} {arch:24s} {recipe.get('description', '')}")
 
 
@@ -132,6 +134,14 @@ def _caption(args):
         print(f"attention plots in {args.plot_attention}", file=sys.stderr)
 
 
+def _classify(args):
+    model = _load_task(args.model_dir, "classify", "predict_labels")
+    texts = [text.decode("utf-8", "replace") for text in _read_inputs(args.texts)]
+    for result in model.predict_labels(texts, top_k=args.top_k):
+        pairs = result if isinstance(result, list) else [result]
+        print("\t".join(f"{label}\t{probability:.4f}" for label, probability in pairs))
+
+
 def _evaluation_pairs(model_dir, data):
     """`--data` as a TSV file, or the test/valid split of the data the run trained on."""
     from kseq import zoo
@@ -154,12 +164,25 @@ def _evaluation_pairs(model_dir, data):
 
 
 def _evaluate(args):
-    model = _load_task(args.model_dir, "evaluate", "evaluate_bleu")
+    from kseq.training import load_trained
+
+    model = load_trained(args.model_dir)
+    if not callable(getattr(model, "evaluate_bleu", None)) and not callable(
+            getattr(model, "evaluate_labels", None)):
+        raise KseqError(f"`kseq evaluate` needs a model with `evaluate_bleu` or "
+                        f"`evaluate_labels`; this folder holds a {type(model).__name__}. "
+                        f"Received: {args.model_dir}")
     pairs = _evaluation_pairs(args.model_dir, args.data)
     if args.limit:
         pairs = pairs[: args.limit]
     if not pairs:
         raise KseqError(f"The {args.data} split is empty. Received: --data {args.data}")
+    if callable(getattr(model, "evaluate_labels", None)):  # a classifier
+        result = model.evaluate_labels(pairs, plot=args.plot)
+        if args.plot:
+            print(f"confusion matrix in {args.plot}", file=sys.stderr)
+        print(json.dumps(result, indent=2))
+        return
     result = model.evaluate_bleu(pairs, beam_size=args.beam)
     print(json.dumps({k: v for k, v in result.items() if k != "hypotheses"}, indent=2))
 
@@ -173,10 +196,11 @@ def _export(args):
     base, name = os.path.split(os.path.normpath(args.output))
     if not name or name in (".", ".."):
         raise KseqError(f"--output must be BASE/NAME. Received: --output {args.output}")
-    model = _load_task(args.model_dir, "export", "search")
-    version_dir = export_to_serving_layout(model, base or ".", name, args.version,
-                                           beam_size=args.beam, n_best=args.n_best,
-                                           xla=args.xla)
+    model = _load_task(args.model_dir, "export", "serving_spec")
+    # Search options belong to generative tasks; a classifier's endpoint has none.
+    options = (dict(beam_size=args.beam, n_best=args.n_best, xla=args.xla)
+               if callable(getattr(model, "search", None)) else {})
+    version_dir = export_to_serving_layout(model, base or ".", name, args.version, **options)
     print(f"exported {version_dir} (models.config in {base or '.'})")
 
 
@@ -215,11 +239,21 @@ def build_parser():
                          help="also write one attention PNG per image (greedy)")
     caption.set_defaults(run=_caption)
 
-    evaluate = commands.add_parser("evaluate", help="BLEU / chrF with sacrebleu's signature")
+    classify = commands.add_parser("classify", help="label and probability per argument or "
+                                                    "stdin line")
+    classify.add_argument("model_dir")
+    classify.add_argument("texts", nargs="*")
+    classify.add_argument("--top-k", type=_integer(1), default=1)
+    classify.set_defaults(run=_classify)
+
+    evaluate = commands.add_parser("evaluate", help="BLEU / chrF with sacrebleu's signature; "
+                                                    "accuracy / F1 for classifiers")
     evaluate.add_argument("model_dir")
     evaluate.add_argument("--data", required=True, help="TSV file, or test/valid")
     evaluate.add_argument("--beam", type=_integer(1), default=4)
     evaluate.add_argument("--limit", type=_integer(1), help="score the first N pairs")
+    evaluate.add_argument("--plot", metavar="PNG",
+                          help="classifiers: also write the confusion matrix as a PNG")
     evaluate.set_defaults(run=_evaluate)
 
     export = commands.add_parser("export", help="write a TF Serving SavedModel")

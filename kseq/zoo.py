@@ -17,6 +17,7 @@ from kseq.data.numbers import numbers_dataset
 from kseq.data.shapes_captions import shapes_captions
 from kseq.errors import KseqError
 from kseq.models.captioner_architectures import DECODERS, ENCODERS, build_captioner
+from kseq.models.classifier_architectures import TEXT_ENCODERS, build_classifier
 from kseq.models.translator_architectures import ARCHITECTURES, build_translator
 from kseq.text import TOKENIZERS, Tokenizer
 from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
@@ -249,5 +250,56 @@ def captioner(preset_or_encoder="small_cnn", decoder=None, target_vocab=None,
     captions = [caption for _, caption in train_captions] if train_captions else None
     tokenizer = make_tokenizer(target_vocab, spec.get("tokenizer"), captions)
     model = build_captioner(tokenizer, **model_spec)
+    model.recipe = spec
+    return model.compile_from_recipe(spec.get("training", {}))
+
+
+@register_task("classifier")
+def _classification_task(recipe, train_data):
+    return classifier(train_pairs=train_data, recipe=recipe)
+
+
+def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, train_pairs=None,
+               recipe=None, **model_options):
+    """A compiled `kseq.models.SequenceClassifier` (text encoder + pooling + softmax head).
+
+    Args:
+        preset_or_encoder: a preset name, a recipe file, or a text encoder
+            (`"transformer"`, `"rnn"`, `"conv"`; see `kseq.models.build_classifier`).
+        label_names: the classes in id order; default: the sorted label names
+            of `train_pairs`.
+        vocab: a tokenizer, token list or vocabulary file; built from the
+            texts of `train_pairs` (or the preset's data) when missing.
+        train_pairs: `(text, label name)` pairs.
+        recipe: overrides merged into the recipe (`{"training": {...}}`).
+        **model_options: `pooling`, `max_length`, `dropout` and the encoder's
+            hyper-parameters.
+
+    Example:
+    >>> import kseq
+    >>> pairs = [("great film", "positive"), ("dull film", "negative")]
+    >>> model = kseq.zoo.classifier("rnn", train_pairs=pairs, pooling="attention", hidden_dim=8)
+    >>> model.label_names
+    ['negative', 'positive']
+    """
+    if preset_or_encoder in TEXT_ENCODERS:
+        base = {"task": "classifier", "model": {"encoder": preset_or_encoder},
+                "tokenizer": {"kind": "word"}, "training": {}}
+    else:
+        base = load_recipe(preset_or_encoder)
+        if base.get("task") != "classifier":
+            raise KseqError(f"{preset_or_encoder!r} is not a classifier recipe (task "
+                            f"{base.get('task', 'translator')!r}). Received: {preset_or_encoder!r}")
+    spec = merge(base, recipe, {"model": model_options})
+    if train_pairs is None and (vocab is None or label_names is None) and "data" in spec:
+        train_pairs = build_data(spec)["train"]
+    if label_names is None:
+        if not train_pairs:
+            raise KseqError("Pass `label_names` or training pairs to read them from. "
+                            "Received: neither")
+        label_names = sorted({str(label) for _, label in train_pairs})
+    texts = [text for text, _ in train_pairs] if train_pairs else None
+    tokenizer = make_tokenizer(vocab, spec.get("tokenizer"), texts)
+    model = build_classifier(tokenizer, label_names, **spec["model"])
     model.recipe = spec
     return model.compile_from_recipe(spec.get("training", {}))

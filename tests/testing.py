@@ -213,6 +213,8 @@ served = tf.saved_model.load(sys.argv[1])
 def tensor(values):
     if isinstance(values, dict):  # {"b64": [...]}: strings sent as base64
         return tf.constant([base64.b64decode(v) for v in values["b64"]], tf.string)
+    if values and isinstance(values[0], str):
+        return tf.constant(values, tf.string)
     return tf.constant(values)
 
 def plain(value):
@@ -233,8 +235,8 @@ print(json.dumps(answers))
 def _json_inputs(inputs):
     import base64
 
-    def encode(values):
-        if values and isinstance(values[0], bytes):
+    def encode(values):  # an empty list travels as an empty string batch
+        if not values or isinstance(values[0], bytes):
             return {"b64": [base64.b64encode(v).decode("ascii") for v in values]}
         return values
     return {name: encode(list(values)) for name, values in inputs.items()}

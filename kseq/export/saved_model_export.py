@@ -78,6 +78,7 @@ def build_saved_model(model, staging, **options):
     if not callable(getattr(model, "serving_spec", None)):
         raise KseqError(f"{type(model).__name__} defines no `serving_spec`, so it has no "
                         f"serving endpoints to export. Received: {type(model).__name__}")
+    _check_options(model, options)
     spec = model.serving_spec(**options)
     module = tf.Module(name="kseq_serving")
     for name, trackable in spec.trackables.items():
@@ -100,6 +101,19 @@ def build_saved_model(model, staging, **options):
         json.dump(_metadata(model, spec), handle, indent=2)
     write_warmup_requests(os.path.join(extra, WARMUP_FILE), spec.warmup)
     return built
+
+
+def _check_options(model, options):
+    """Options the task's `serving_spec` does not take: one line naming them and the valid ones."""
+    import inspect
+
+    parameters = inspect.signature(model.serving_spec).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        return
+    unknown = sorted(set(options) - set(parameters))
+    if unknown:
+        raise KseqError(f"{type(model).__name__} exports with the options "
+                        f"{sorted(parameters) or 'none'}. Received: {', '.join(unknown)}")
 
 
 def _metadata(model, spec):

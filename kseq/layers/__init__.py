@@ -18,3 +18,4 @@ from kseq.layers.small_cnn import SmallCnn
 from kseq.layers.application_backbone import ApplicationBackbone
 from kseq.layers.efficientnet_lite0 import EfficientNetLite0
 from kseq.layers.grid_position_embedding import GridPositionEmbedding
+from kseq.layers.sequence_pooling import SequencePooling

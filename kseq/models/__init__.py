@@ -2,8 +2,8 @@
 
 from kseq.models import decoders, encoders, preprocessors
 from kseq.schedules import WarmupInverseSqrt  # the schedule's old home, kept for users
-from kseq.models.preprocessors import (CaptionerPreprocessor, Preprocessor,
-                                       TranslatorPreprocessor)
+from kseq.models.preprocessors import (CaptionerPreprocessor, ClassifierPreprocessor,
+                                       Preprocessor, TranslatorPreprocessor)
 from kseq.models.task import Task
 from kseq.models.generative_task import GenerativeTask
 from kseq.models.translator import Translator
@@ -11,3 +11,5 @@ from kseq.models.translator_architectures import (ARCHITECTURES, ConvTranslator,
                                                   build_translator)
 from kseq.models.captioner import Captioner
 from kseq.models.captioner_architectures import build_captioner
+from kseq.models.sequence_classifier import SequenceClassifier
+from kseq.models.classifier_architectures import build_classifier

@@ -12,3 +12,4 @@ training, `generate()`/`translate()` and the exported model all call it.
 from kseq.models.preprocessors.preprocessor import Preprocessor
 from kseq.models.preprocessors.translator_preprocessor import TranslatorPreprocessor
 from kseq.models.preprocessors.captioner_preprocessor import CaptionerPreprocessor
+from kseq.models.preprocessors.classifier_preprocessor import ClassifierPreprocessor

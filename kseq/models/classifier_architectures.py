@@ -1,0 +1,66 @@
+"""Sequence classifiers from flat hyper-parameters: a text encoder x a pooling.
+
+`build_classifier(tokenizer, label_names, encoder=..., pooling=..., **options)`
+maps a recipe's `model` section onto a text encoder, a `ClassifierPreprocessor`
+and a `SequenceClassifier`:
+
+- `"transformer"`: `TransformerEncoder` (`num_layers`, `num_heads`,
+  `hidden_dim`, `intermediate_dim`);
+- `"rnn"`: `RnnEncoder` (`cell`, `units`, `embedding_dim`, `num_layers`,
+  `bidirectional`); `pooling="last"` reads its final states;
+- `"conv"`: `ConvEncoder` (`num_layers`, `embedding_dim`, `hidden_dim`, `kernel_size`).
+"""
+
+from kseq.arguments import check_choice
+from kseq.errors import KseqError
+from kseq.layers.sequence_pooling import POOLINGS
+from kseq.models.encoders import ConvEncoder, RnnEncoder, TransformerEncoder
+from kseq.models.preprocessors.classifier_preprocessor import ClassifierPreprocessor
+from kseq.models.sequence_classifier import SequenceClassifier
+
+TEXT_ENCODERS = ("transformer", "rnn", "conv")
+
+
+def _encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, num_heads=4,
+             hidden_dim=128, intermediate_dim=None, cell="gru", units=None, embedding_dim=None,
+             bidirectional=True, kernel_size=3):
+    if kind == "transformer":
+        return TransformerEncoder(vocabulary, num_layers=num_layers or 2, num_heads=num_heads,
+                                  hidden_dim=hidden_dim,
+                                  intermediate_dim=intermediate_dim or 4 * hidden_dim,
+                                  dropout=dropout, max_length=max_length, dtype=dtype,
+                                  name="encoder")
+    if kind == "rnn":
+        return RnnEncoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
+                          units=units or hidden_dim, cell=cell, num_layers=num_layers or 1,
+                          bidirectional=bidirectional, dropout=dropout, dtype=dtype,
+                          name="encoder")
+    return ConvEncoder(vocabulary, num_layers=num_layers or 4,
+                       embedding_dim=embedding_dim or hidden_dim, hidden_dim=hidden_dim,
+                       kernel_size=kernel_size, dropout=dropout, max_length=max_length,
+                       dtype=dtype, name="encoder")
+
+
+def build_classifier(tokenizer, label_names, encoder="transformer", pooling="mean",
+                     max_length=128, dropout=0.1, dtype=None, name="classifier",
+                     **encoder_options):
+    """A `SequenceClassifier` from flat options (see the module docstring).
+
+    Example:
+    >>> import kseq
+    >>> tok = kseq.text.WordTokenizer.build_vocabulary(["great film"])
+    >>> model = kseq.models.build_classifier(tok, ["negative", "positive"], encoder="rnn",
+    ...                                      pooling="last", hidden_dim=8)
+    >>> model.predict_labels([""])  # no token: no label
+    [('', 0.0)]
+    """
+    check_choice("encoder", encoder, TEXT_ENCODERS)
+    check_choice("pooling", pooling, POOLINGS)
+    if pooling == "last" and encoder != "rnn":
+        raise KseqError("pooling='last' reads an RNN's final states: use encoder='rnn', or "
+                        f"pooling 'mean' / 'attention'. Received: encoder={encoder!r}")
+    text_encoder = _encoder(encoder, tokenizer.vocabulary_size, max_length, dropout, dtype,
+                            **encoder_options)
+    preprocessor = ClassifierPreprocessor(tokenizer, label_names, max_length)
+    return SequenceClassifier(text_encoder, preprocessor, pooling=pooling, dropout=dropout,
+                              dtype=dtype, name=name)

@@ -1,0 +1,118 @@
+"""`ClassifierPreprocessor`: text -> token ids, label names <-> class ids."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kseq.arguments import check_int
+from kseq.errors import KseqError
+from kseq.models.preprocessors.preprocessor import Preprocessor
+from kseq.text import tokenizer_from_config
+
+# Inference inputs are padded to a multiple of this, so few search graphs are traced.
+LENGTH_STEP = 8
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class ClassifierPreprocessor(Preprocessor):
+    """Tokenises texts (cut to `max_length`) and maps label names to class ids.
+
+    The label names are part of the config, so a saved model answers with
+    names. Training labels are names (`str`) or class ids (`int` in
+    `[0, num_classes)`); anything else is refused in `to_dataset`, naming the
+    row, before anything trains.
+
+    Args:
+        tokenizer: a `kseq.text` tokenizer.
+        label_names: the classes, in id order.
+        max_length: longest input, in tokens (longer ones are cut and flagged).
+
+    Example:
+    >>> import tensorflow as tf, kseq
+    >>> tok = kseq.text.WordTokenizer.build_vocabulary(["great film", "dull film"])
+    >>> pre = kseq.models.ClassifierPreprocessor(tok, ["negative", "positive"], 16)
+    >>> features, labels = pre(tf.constant(["great film"]), tf.constant(["positive"]))
+    >>> labels.numpy().tolist(), pre.inference_inputs(tf.constant([""]))["empty"].numpy().tolist()
+    ([1], [True])
+    """
+
+    def __init__(self, tokenizer, label_names, max_length=128):
+        self.tokenizer = tokenizer
+        self.label_names = [str(name) for name in label_names]
+        if len(self.label_names) < 2 or len(set(self.label_names)) != len(self.label_names):
+            raise KseqError("`label_names` must hold at least two distinct names. "
+                            f"Received: label_names={label_names!r}")
+        self.max_length = check_int("max_length", max_length)
+
+    @property
+    def num_classes(self):
+        return len(self.label_names)
+
+    @property
+    def input_signature(self):
+        return [tf.TensorSpec([None, None], tf.int32, name="token_ids")]
+
+    def token_ids(self, texts):
+        """`[B]` strings -> `(ragged ids cut to max_length, truncated [B] bool)`."""
+        ragged = self.tokenizer.tokenize(texts)
+        return ragged[:, : self.max_length], ragged.row_lengths() > self.max_length
+
+    def label_ids(self, labels):
+        """`[B]` label names (or int ids) -> `[B]` int32 class ids; unknown names -> -1."""
+        labels = tf.convert_to_tensor(labels)
+        if labels.dtype != tf.string:
+            return tf.cast(labels, tf.int32)
+        found = tf.equal(labels[:, None], tf.constant(self.label_names)[None])  # [B, C]
+        index = tf.argmax(tf.cast(found, tf.int32), axis=1, output_type=tf.int32)
+        return tf.where(tf.reduce_any(found, axis=1), index, -1)
+
+    def __call__(self, texts, labels):
+        token_ids, _ = self.token_ids(texts)
+        return {"token_ids": token_ids}, self.label_ids(labels)
+
+    def inference_inputs(self, texts):
+        """`[B]` strings -> `{"token_ids" [B, W], "truncated" [B], "empty" [B]}`."""
+        ragged, truncated = self.token_ids(texts)
+        lengths = ragged.row_lengths()
+        longest = tf.maximum(tf.reduce_max(tf.concat([lengths, [1]], 0)), 1)
+        width = tf.minimum(tf.cast(self.max_length, tf.int64),
+                           (longest + LENGTH_STEP - 1) // LENGTH_STEP * LENGTH_STEP)
+        ids = ragged.to_tensor(shape=tf.stack([ragged.nrows(), width]))
+        return {"token_ids": tf.cast(ids, tf.int32), "truncated": truncated,
+                "empty": tf.equal(lengths, 0)}
+
+    def padded_widths(self):
+        return {"token_ids": self.max_length}, None
+
+    def check_labels(self, labels):
+        """Label names or ids -> ids, or `KseqError` naming the first bad row."""
+        ids = []
+        for row, label in enumerate(labels):
+            if isinstance(label, (bool, np.bool_)):
+                label = None
+            elif isinstance(label, (int, np.integer)) and 0 <= label < self.num_classes:
+                ids.append(int(label))
+                continue
+            elif isinstance(label, str) and label in self.label_names:
+                ids.append(self.label_names.index(label))
+                continue
+            raise KseqError(f"Row {row}: the label must be one of {self.label_names} or a class "
+                            f"id in [0, {self.num_classes}). Received: {label!r}")
+        return ids
+
+    def to_dataset(self, data):
+        """`(text, label)` pairs (a list; labels checked) or a dataset of them."""
+        if isinstance(data, tf.data.Dataset):
+            return data
+        data = list(data)
+        ids = self.check_labels([label for _, label in data])
+        texts = tf.constant([text for text, _ in data], tf.string)
+        return tf.data.Dataset.from_tensor_slices((texts, tf.constant(ids, tf.int32)))
+
+    def get_config(self):
+        return {"tokenizer": self.tokenizer.get_config(), "label_names": list(self.label_names),
+                "max_length": self.max_length}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**{**config, "tokenizer": tokenizer_from_config(config["tokenizer"])})

@@ -1,0 +1,134 @@
+"""`SequenceClassifier`: an encoder, a pooling and a softmax head: N -> 1.
+
+Shape letters: `B` batch, `S` input length, `E` encoder width, `C` classes.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf  # string constants for the preprocessor
+from keras import ops
+
+from kseq.arguments import check_float, check_int, check_texts
+from kseq.layers.sequence_pooling import SequencePooling
+from kseq.models.task import Task
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class SequenceClassifier(Task):
+    """Text to class: `{"token_ids" [B, S]} -> logits [B, C]`.
+
+    Any text encoder of `kseq.models.encoders` (its memory pooled by
+    `kseq.layers.SequencePooling`: `"mean"` or `"attention"` for every
+    encoder, `"last"` for an RNN's final states), dropout and a `Dense` head.
+    The label names live in the preprocessor, so a saved model answers with
+    names. Labels have no padding id: batches' padding rows hold -1, which the
+    loss and metrics skip. `kseq.zoo.classifier` builds one from a recipe.
+
+    Args:
+        encoder: a text encoder (`TransformerEncoder`, `RnnEncoder`, `ConvEncoder`).
+        preprocessor: a `ClassifierPreprocessor` (tokenizer, label names).
+        pooling: `"mean"`, `"attention"` or `"last"`.
+        dropout: on the pooled vector, in training.
+
+    Example:
+    >>> import kseq
+    >>> tok = kseq.text.WordTokenizer.build_vocabulary(["great film", "dull film"])
+    >>> encoder = kseq.models.encoders.RnnEncoder(tok.vocabulary_size, embedding_dim=8, units=8)
+    >>> model = kseq.models.SequenceClassifier(
+    ...     encoder, kseq.models.ClassifierPreprocessor(tok, ["negative", "positive"], 16))
+    >>> label, probability = model.predict_labels(["great film"])[0]
+    >>> label in ("negative", "positive"), 0.0 < probability < 1.0
+    (True, True)
+    """
+
+    label_pad_id = -1  # class labels have no padding id
+
+    def __init__(self, encoder, preprocessor, pooling="mean", dropout=0.1, **kwargs):
+        check_float("dropout", dropout, minimum=0.0, maximum=1.0)
+        encoder_room = getattr(encoder, "max_length", None)
+        if encoder_room is not None and preprocessor.max_length > encoder_room:
+            raise ValueError("The encoder's max_length must hold the preprocessor's max_length. "
+                             f"Received: {encoder_room} < {preprocessor.max_length}")
+        pool = SequencePooling(pooling, dtype=kwargs.get("dtype"), name="pooling")
+        dropout_layer = keras.layers.Dropout(dropout, name="head_dropout")
+        head = keras.layers.Dense(preprocessor.num_classes, dtype=kwargs.get("dtype"), name="head")
+        # === Functional graph (through the parts' sublayers: see kseq.models.task) ===
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        logits = ops.cast(head(dropout_layer(pool(encoder.call(token_ids)))), "float32")
+        super().__init__(inputs={"token_ids": token_ids}, outputs=logits, **kwargs)
+        # === Config ===
+        self.encoder = encoder
+        self.preprocessor = preprocessor
+        self.pooling = pooling
+        self.dropout = dropout
+        self.pool, self.dropout_layer, self.head = pool, dropout_layer, head
+
+    @property
+    def label_names(self):
+        return self.preprocessor.label_names
+
+    # === Training hooks (see kseq.models.task) ===
+
+    def hidden_states(self, inputs, training=None):
+        """The pooled vector `[B, E]` (after dropout), before the head."""
+        memory = self.encoder.call(inputs["token_ids"], training=training)
+        return self.dropout_layer(self.pool(memory), training=training)
+
+    def project(self, states):
+        return ops.cast(self.head(states), "float32")
+
+    # === Text in, labels out ===
+
+    def probabilities(self, texts, batch_size=256):
+        """`[N, C]` class probabilities (numpy) and `empty [N]` (texts without a token)."""
+        texts = check_texts("texts", texts)
+        batch_size = check_int("batch_size", batch_size)
+        rows, empty = [], []
+        for begin in range(0, len(texts), batch_size):
+            inputs = self.preprocessor.inference_inputs(tf.constant(texts[begin:begin + batch_size]))
+            logits = self({"token_ids": inputs["token_ids"]}, training=False)
+            rows.append(ops.convert_to_numpy(ops.softmax(logits, axis=-1)))
+            empty.append(inputs["empty"].numpy())
+        if not rows:
+            return np.zeros((0, self.preprocessor.num_classes), "float32"), np.zeros(0, bool)
+        return np.concatenate(rows), np.concatenate(empty)
+
+    def predict_labels(self, texts, top_k=1, batch_size=256):
+        """`(label, probability)` per text, or the `top_k` best pairs as a list.
+
+        A text without any token (empty, or only spaces) has no label:
+        `("", 0.0)` (and `top_k` of them), as the exported model answers.
+        """
+        top_k = check_int("top_k", top_k, maximum=self.preprocessor.num_classes)
+        probabilities, empty = self.probabilities(texts, batch_size)
+        results = []
+        for row, is_empty in zip(probabilities, empty):
+            best = np.argsort(-row, kind="stable")[:top_k]
+            pairs = [("", 0.0) if is_empty else (self.label_names[i], float(row[i]))
+                     for i in best]
+            results.append(pairs if top_k > 1 else pairs[0])
+        return results
+
+    def evaluate_labels(self, pairs, plot=None, batch_size=256):
+        """Accuracy, macro-F1, per-class F1 and the confusion matrix on `(text, label)` pairs.
+
+        See `kseq.metrics.classification_scores`; `plot` names a PNG for the
+        confusion matrix (matplotlib).
+        """
+        from kseq.metrics.classification_scores import classification_scores, plot_confusion
+
+        pairs = list(pairs)
+        truth = self.preprocessor.check_labels([label for _, label in pairs])
+        probabilities, _ = self.probabilities([text for text, _ in pairs], batch_size)
+        scores = classification_scores(truth, probabilities.argmax(axis=1).tolist(),
+                                       self.label_names)
+        if plot:
+            plot_confusion(scores["confusion_matrix"], self.label_names, plot)
+        return scores
+
+    def serving_spec(self):
+        """What `export` writes: strings in, `label`/`label_id`/`probabilities` out; see
+        `kseq.models.classifier_serving`."""
+        from kseq.models.classifier_serving import classifier_serving_spec
+
+        return classifier_serving_spec(self)

@@ -1,0 +1,68 @@
+"""The sequence classifier: each encoder and pooling overfits, saves, scores, refuses bad labels."""
+
+import numpy as np
+import pytest
+
+import kseq
+from classifier_fixtures import EXAMPLES, build, labels_of, overfit
+from testing import run_task_test
+
+TEXTS = [text for text, _ in EXAMPLES]
+LABELS = [label for _, label in EXAMPLES]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("encoder, pooling", [("transformer", "mean"), ("rnn", "last"),
+                                              ("conv", "attention")])
+def test_each_encoder_and_pooling_overfits_and_passes_the_task_test(encoder, pooling):
+    model = overfit(encoder, pooling)
+    run_task_test(model, lambda: build(encoder, pooling), EXAMPLES, labels_of, boundaries=(16,),
+                  input_routes=encoder == "transformer")
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return overfit("transformer", "attention")
+
+
+def test_padding_never_changes_a_prediction(trained):
+    alone = trained.probabilities([TEXTS[0]])[0]
+    padded = trained.probabilities([TEXTS[0], " ".join(["film"] * 15)])[0]
+    np.testing.assert_allclose(alone[0], padded[0], atol=1e-5)
+
+
+def test_top_k_empty_lines_and_scores(trained):
+    best = trained.predict_labels(TEXTS[:2], top_k=3)
+    assert [row[0][0] for row in best] == LABELS[:2]
+    assert all(abs(sum(p for _, p in row) - 1.0) < 1e-5 for row in best)
+    assert trained.predict_labels(["", "   "]) == [("", 0.0), ("", 0.0)]
+    scores = trained.evaluate_labels(EXAMPLES)
+    assert scores["accuracy"] == 1.0 and scores["macro_f1"] == 1.0 and scores["mcc"] == 1.0
+    assert np.trace(scores["confusion_matrix"]) == len(EXAMPLES)
+
+
+def test_bad_labels_are_refused_naming_the_row(trained):
+    pre = trained.preprocessor
+    for labels, named in ((["positive", "sarcastic"], "Row 1"), ([0, 3], "Row 1"),
+                          ([True], "Row 0"), ([-1], "Row 0")):
+        with pytest.raises(kseq.errors.KseqError, match=named):
+            pre.to_dataset([("a film", label) for label in labels])
+    assert pre.check_labels(["neutral", 0]) == [pre.label_names.index("neutral"), 0]
+
+
+def test_scores_against_hand_computed_values():
+    from kseq.metrics.classification_scores import classification_scores, matthews_correlation
+
+    scores = classification_scores([0, 0, 0, 1, 1, 2], [0, 0, 1, 1, 2, 2], ["a", "b", "c"])
+    assert scores["accuracy"] == round(4 / 6, 4)
+    assert scores["per_class"]["a"] == {"precision": 1.0, "recall": round(2 / 3, 4),
+                                        "f1": 0.8, "support": 3}
+    assert scores["per_class"]["b"]["f1"] == 0.5 and scores["per_class"]["c"]["f1"] == round(2 / 3, 4)
+    assert scores["macro_f1"] == round((0.8 + 0.5 + 2 / 3) / 3, 4)
+    # Binary MCC = (TP·TN − FP·FN) / sqrt(...): TP 2, TN 1, FP 1, FN 0.
+    assert abs(matthews_correlation([[1, 1], [0, 2]]) - (2 * 1 - 0) / np.sqrt(3 * 2 * 1 * 2)) < 1e-9
+
+
+def test_pooling_last_needs_an_rnn():
+    with pytest.raises(kseq.errors.KseqError, match="last"):
+        build("transformer", "last")

@@ -1,0 +1,60 @@
+"""`kseq train / classify / evaluate / export` on a classifier recipe and a text<TAB>label file."""
+
+import json
+import os
+
+import pytest
+
+from classifier_fixtures import EXAMPLES, make_examples
+from kseq.cli import main
+
+pytestmark = pytest.mark.slow  # one tiny training run: ~15 s
+
+RECIPE = {"task": "classifier", "tokenizer": {"kind": "word"},
+          "model": {"encoder": "rnn", "pooling": "attention", "hidden_dim": 16,
+                    "max_length": 16, "dropout": 0.0},
+          "training": {"epochs": 30, "boundaries": [16], "batch_size": 16,
+                       "peak_learning_rate": 0.01, "warmup_steps": 10, "label_smoothing": 0.0}}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("runs")
+    (folder / "recipe.json").write_text(json.dumps(RECIPE))
+    lines = [f"{text}\t{label}" for text, label in make_examples(300, seed=1)]
+    (folder / "pairs.tsv").write_text("\n".join(lines) + "\n")
+    run = str(folder / "run")
+    assert main(["train", str(folder / "recipe.json"), "--data", str(folder / "pairs.tsv"),
+                 "--output", run]) == 0
+    return run
+
+
+def test_classify_prints_label_and_probability(trained, capsys, monkeypatch):
+    import io
+
+    capsys.readouterr()
+    texts = [text for text, _ in EXAMPLES[:3]]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(texts + [""]) + "\n"))
+    assert main(["classify", trained, "--top-k", "2"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [row[0] for row in rows[:3]] == [label for _, label in EXAMPLES[:3]]
+    assert all(len(row) == 4 and float(row[1]) >= float(row[3]) for row in rows[:3])
+    assert rows[3] == ["", "0.0000", "", "0.0000"]  # an empty line has no label
+
+
+def test_evaluate_reports_f1_and_draws_the_confusion_matrix(trained, tmp_path, capsys):
+    capsys.readouterr()
+    plot = str(tmp_path / "confusion.png")
+    assert main(["evaluate", trained, "--data", "test", "--plot", plot]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["accuracy"] > 0.9 and set(scores["per_class"]) == {"negative", "neutral",
+                                                                      "positive"}
+    assert os.path.getsize(plot) > 1000
+
+
+def test_export_and_wrong_commands(trained, tmp_path, capsys):
+    assert main(["export", trained, "--output", str(tmp_path / "serving" / "sentiment")]) == 0
+    assert os.path.isfile(tmp_path / "serving" / "sentiment" / "1" / "saved_model.pb")
+    assert main(["translate", trained, "one"]) == 2
+    assert "SequenceClassifier" in capsys.readouterr().err
+    assert main(["classify", str(tmp_path / "missing"), "x"]) == 2
