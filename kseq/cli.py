@@ -142,7 +142,7 @@ def _classify(args):
         print("\t".join(f"{label}\t{probability:.4f}" for label, probability in pairs))
 
 
-def _evaluation_pairs(model_dir, data):
+def _evaluation_pairs(model_dir, data, model=None):
     """`--data` as a TSV file, or the test/valid split of the data the run trained on."""
     from kseq import zoo
     from kseq.data.parallel_text import read_tsv
@@ -153,6 +153,10 @@ def _evaluation_pairs(model_dir, data):
         pairs, _ = read_tsv(data)
         if not pairs:
             raise KseqError(f"No usable `source<TAB>reference` lines. Received: --data {data}")
+        if callable(getattr(model, "caption", None)):  # `image path<TAB>caption` lines
+            from kseq.data.image_inputs import read_image_pairs
+
+            pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(data)))
         return pairs
     run = RunFolder(model_dir)
     recipe_path = run.file("recipe.json")
@@ -172,7 +176,7 @@ def _evaluate(args):
         raise KseqError(f"`kseq evaluate` needs a model with `evaluate_bleu` or "
                         f"`evaluate_labels`; this folder holds a {type(model).__name__}. "
                         f"Received: {args.model_dir}")
-    pairs = _evaluation_pairs(args.model_dir, args.data)
+    pairs = _evaluation_pairs(args.model_dir, args.data, model)
     if args.limit:
         pairs = pairs[: args.limit]
     if not pairs:

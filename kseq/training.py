@@ -41,6 +41,7 @@ from kseq.arguments import check_float, check_int
 from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
 from kseq.data.bucketing import bucket_by_length, filter_by_length
 from kseq.data.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
+from kseq.data.image_inputs import read_image_pairs
 from kseq.data.parallel_text import read_tsv
 from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
@@ -57,7 +58,8 @@ def split_pairs(pairs, valid_percent=2, test_percent=2):
     """Deterministic split by a hash of the source: the same sentence always lands in one split."""
     splits = {"train": [], "valid": [], "test": []}
     for source, target in pairs:
-        bucket = int(hashlib.sha1(source.encode("utf-8")).hexdigest(), 16) % 100
+        key = source if isinstance(source, bytes) else source.encode("utf-8")  # image bytes
+        bucket = int(hashlib.sha1(key).hexdigest(), 16) % 100
         name = "test" if bucket < test_percent else (
             "valid" if bucket < test_percent + valid_percent else "train")
         splits[name].append((source, target))
@@ -79,6 +81,8 @@ def load_data(recipe, data_source=None):
     pairs, _ = read_tsv(path)
     if not pairs:
         raise KseqError(f"No usable `source<TAB>target` lines. Received: {path}")
+    if recipe.get("task") == "captioner":  # `image path<TAB>caption` lines
+        pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(path)))
     return split_pairs(pairs)
 
 

@@ -273,7 +273,8 @@ def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, tr
         train_pairs: `(text, label name)` pairs.
         recipe: overrides merged into the recipe (`{"training": {...}}`).
         **model_options: `pooling`, `max_length`, `dropout` and the encoder's
-            hyper-parameters.
+            hyper-parameters. The recipe's `training.class_weight` ("balanced",
+            `{label: weight}` or a list) weighs the loss per class.
 
     Example:
     >>> import kseq
@@ -302,4 +303,23 @@ def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, tr
     tokenizer = make_tokenizer(vocab, spec.get("tokenizer"), texts)
     model = build_classifier(tokenizer, label_names, **spec["model"])
     model.recipe = spec
-    return model.compile_from_recipe(spec.get("training", {}))
+    training = dict(spec.get("training", {}))
+    if training.get("class_weight") == "balanced":
+        training["class_weight"] = balanced_class_weights(train_pairs, label_names)
+    return model.compile_from_recipe(training)
+
+
+def balanced_class_weights(pairs, label_names):
+    """`{label: N / (C · count)}`: every class weighs as much in the loss as the others.
+
+    >>> balanced_class_weights([("a", "ham")] * 3 + [("b", "spam")], ["ham", "spam"])
+    {'ham': 0.6667, 'spam': 2.0}
+    """
+    if not pairs:
+        raise KseqError("class_weight 'balanced' needs the training pairs. Received: none")
+    counts = {name: 0 for name in label_names}
+    for _, label in pairs:
+        counts[str(label)] = counts.get(str(label), 0) + 1
+    total = sum(counts.values())
+    return {name: round(total / (len(label_names) * counts[name]), 4)
+            for name in label_names if counts[name]}

@@ -61,3 +61,32 @@ def test_presets_show_the_captioner_architecture(capsys):
     assert main(["presets"]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert ["shapes_captioner_tiny", "captioner", "small_cnn+transformer"] in [r[:3] for r in rows]
+
+
+def test_train_from_image_paths_with_a_frozen_backbone(tmp_path, monkeypatch):
+    from kseq import zoo
+    from kseq.data.shapes_captions import shapes_captions
+    from kseq.models.captioner import Captioner
+
+    recipe = zoo.merge(zoo.load_recipe("shapes_captioner_tiny"),
+                       {"model": {"trainable_backbone": False}, "training": {"epochs": 1}})
+    recipe.pop("data")
+    (tmp_path / "recipe.json").write_text(json.dumps(recipe))
+    (tmp_path / "images").mkdir()
+    lines = []
+    for index, (png, caption) in enumerate(shapes_captions(60, 0, 0, image_size=32)["train"]):
+        (tmp_path / "images" / f"{index}.png").write_bytes(png)
+        lines.append(f"images/{index}.png\t{caption}")  # relative to the TSV's folder
+    (tmp_path / "pairs.tsv").write_text("\n".join(lines) + "\n")
+    cached = []
+    original = Captioner.training_examples
+    monkeypatch.setattr(Captioner, "training_examples", lambda self, examples: cached.append(
+        original(self, examples)) or cached[-1])
+    assert main(["train", str(tmp_path / "recipe.json"), "--data", str(tmp_path / "pairs.tsv"),
+                 "--output", str(tmp_path / "run")]) == 0
+    assert "features" in cached[0].element_spec[0]  # the backbone ran once per image
+    history = (tmp_path / "run" / "history.csv").read_text().splitlines()
+    assert float(history[1].split(",")[history[0].split(",").index("loss")]) > 0.1
+    (tmp_path / "bad.tsv").write_text("images/missing.png\ta red circle\n")
+    assert main(["train", str(tmp_path / "recipe.json"), "--data", str(tmp_path / "bad.tsv"),
+                 "--output", str(tmp_path / "run2")]) == 2

@@ -75,7 +75,8 @@ def test_every_registered_class_has_an_example():
 # is `has_cross_attention`.
 # `weights` is Keras's list of a layer's variables: the file argument is `weights_file`.
 ATTRIBUTE_NAMES = {("TransformerDecoderBlock", "cross_attention"): "has_cross_attention",
-                   ("ApplicationBackbone", "weights"): "weights_file"}
+                   ("ApplicationBackbone", "weights"): "weights_file",
+                   ("EfficientNetLite0", "weights"): "weights_file"}
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

@@ -12,7 +12,9 @@ so a served image gives the tensor the model was trained on:
    and GIF, and `channels=3` refuses an RGBA WebP), then becomes RGBA.
 3. **Composite on white.** Transparent pixels become white, as an image
    viewer shows them (`decode_png(channels=3)` would drop the alpha channel and
-   show what lies under it, often black).
+   show what lies under it, often black). GIF is the exception: TF's GIF
+   decoder has no alpha channel, so a transparent GIF pixel shows its palette
+   colour (often black).
 4. **Letterbox.** Resized to fit `[H, W]` keeping the aspect ratio
    (anti-aliased), the margins white; rounded back to uint8. The model scales
    pixels itself (each backbone knows its input range).
@@ -87,7 +89,8 @@ def header_size(encoded):
     """
     png = (_big_endian(_bytes_at(encoded, 20, 4)), _big_endian(_bytes_at(encoded, 16, 4)))
     gif = (_little_endian(_bytes_at(encoded, 8, 2)), _little_endian(_bytes_at(encoded, 6, 2)))
-    bmp = (tf.abs(_little_endian(_bytes_at(encoded, 22, 4))),
+    bmp_height = _little_endian(_bytes_at(encoded, 22, 4))  # negative: a top-down BMP
+    bmp = (tf.where(bmp_height >= 2**31, 2**32 - bmp_height, bmp_height),
            _little_endian(_bytes_at(encoded, 18, 4)))
     cases = [(_starts_with(encoded, b"\x89PNG"), png), (_starts_with(encoded, b"GIF8"), gif),
              (_starts_with(encoded, b"BM"), bmp),
@@ -103,16 +106,33 @@ def header_size(encoded):
     return tf.cond(tf.io.is_jpeg(encoded), jpeg_size, lambda: size)
 
 
+def _pairs(data, first, second):
+    """`[n - 1]` bool: byte `i` is `first` and byte `i + 1` is `second`."""
+    return tf.logical_and(tf.equal(data[:-1], first), tf.equal(data[1:], second))
+
+
 def _complete(encoded):
-    """PNG must end with its IEND chunk and JPEG with its end marker (EOI).
+    """A JPEG's last scan is followed by its end marker; a PNG holds its IEND chunk.
 
     libjpeg decodes a JPEG cut anywhere after its first scan with only a
-    warning, showing grey where the data stops; such a file is refused here.
+    warning, showing grey where the data stops: such a file is refused. Bytes
+    after the end (a phone's "motion photo" appends a video) are allowed. The
+    end marker must come after the last start-of-scan: an embedded EXIF
+    thumbnail has an end marker of its own, earlier; inside a scan a 0xFF byte
+    is always followed by 0x00, so no marker can be faked there.
     """
-    # Padded in front, so the last 8 bytes exist whatever the length.
-    tail = tf.strings.substr(tf.strings.join([b"\0" * 8, encoded]), -8, 8)
-    png_end = tf.equal(tail, b"IEND\xaeB`\x82")
-    jpeg_end = tf.equal(tf.strings.substr(tail, 6, 2), b"\xff\xd9")
+    data = tf.cast(tf.io.decode_raw(tf.strings.join([encoded, b"\0\0"]), tf.uint8), tf.int32)
+    positions = tf.range(tf.size(data) - 1)
+    last_scan = tf.reduce_max(tf.concat([tf.boolean_mask(positions, _pairs(data, 255, 0xDA)),
+                                         [-1]], 0))
+    ends = tf.boolean_mask(positions, _pairs(data, 255, 0xD9))
+    jpeg_end = tf.reduce_any(ends > last_scan) & (last_scan >= 0)
+    iend = [0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]  # "IEND" and its CRC
+    count = tf.size(data) - len(iend) + 1
+    found = tf.ones([tf.maximum(count, 0)], tf.bool)
+    for offset, byte in enumerate(iend):
+        found &= tf.equal(data[offset: offset + tf.maximum(count, 0)], byte)
+    png_end = tf.reduce_any(found)
     return tf.where(_starts_with(encoded, b"\x89PNG"), png_end,
                     tf.where(tf.io.is_jpeg(encoded), jpeg_end, True))
 
@@ -143,9 +163,25 @@ def decode_one(encoded, size, max_pixels=DEFAULT_MAX_PIXELS):
     rgba.set_shape([None, None, 4])
     alpha = rgba[..., 3:] / 255.0
     rgb = rgba[..., :3] * alpha + 255.0 * (1.0 - alpha)
-    # Letterbox on white: pad the inverted image with zeros, then invert back.
-    boxed = 255.0 - tf.image.resize_with_pad(255.0 - rgb, height, width, antialias=True)
-    return tf.cast(tf.clip_by_value(tf.round(boxed), 0.0, 255.0), tf.uint8)
+    return tf.cast(tf.clip_by_value(tf.round(_letterbox(rgb, height, width)), 0.0, 255.0),
+                   tf.uint8)
+
+
+def _letterbox(rgb, height, width):
+    """Fits `rgb` `[h, w, 3]` into `[height, width]` keeping its aspect, centred on white.
+
+    Each side is at least one pixel (`resize_with_pad` rounds a 1 x 200 image's
+    short side to 0 and fails).
+    """
+    shape = tf.cast(tf.shape(rgb)[:2], tf.float64)
+    scale = tf.minimum(height / shape[0], width / shape[1])
+    size = tf.maximum(tf.cast(tf.round(shape * scale), tf.int32), 1)
+    size = tf.minimum(size, [height, width])
+    resized = tf.image.resize(rgb, size, antialias=True)  # [h', w', 3]
+    top, left = (height - size[0]) // 2, (width - size[1]) // 2
+    # Pad the inverted image with zeros, then invert back: the margins are white.
+    boxed = tf.image.pad_to_bounding_box(255.0 - resized, top, left, height, width)
+    return 255.0 - boxed
 
 
 def decode_rows(encoded, size, max_pixels=DEFAULT_MAX_PIXELS):

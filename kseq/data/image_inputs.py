@@ -74,3 +74,25 @@ def encoded_images(images):
                             f"Received: row {row} of type {type(item).__name__}")
         names.append(name)
     return encoded, names
+
+
+IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8", b"GIF8", b"BM", b"RIFF")
+
+
+def looks_like_an_image(data):
+    """True when `data` starts like a PNG, JPEG, GIF, BMP or WebP file."""
+    return isinstance(data, bytes) and data.startswith(IMAGE_MAGIC)
+
+
+def read_image_pairs(pairs, folder):
+    """`(image path, caption)` pairs of a TSV file -> `(encoded bytes, caption)` pairs.
+
+    Paths are relative to `folder` (the TSV file's own), unless absolute.
+    Raises `KseqError` naming the first file that cannot be read.
+    """
+    read = []
+    for path, caption in pairs:
+        full = path if os.path.isabs(path) else os.path.join(folder, path)
+        (encoded,), _ = encoded_images([full])
+        read.append((encoded, caption))
+    return read

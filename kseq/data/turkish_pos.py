@@ -28,8 +28,10 @@ within each file, sentence `i` (from 0) is valid if `i % 10 == 8`, test if
 
 Example:
 >>> from kseq.data.turkish_pos import parse_conllu, most_frequent_tag_baseline
->>> text = "# text = Ev mi?\\n1-2\\tEvmi\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\n" \\
-...        "1\\tEv\\tev\\tNOUN\\tNN\\t_\\t0\\troot\\t_\\t_\\n2\\tmi\\tmi\\tPRT\\tRPQ\\t_\\t1\\tprt\\t_\\t_\\n"
+>>> range_line = "1-2\\tEvmi" + "\\t_" * 8 + "\\n"
+>>> text = "# text = Ev mi?\\n" + range_line + \\
+...        "1\\tEv\\tev\\tNOUN\\tNN\\t_\\t0\\troot\\t_\\t_\\n" + \\
+...        "2\\tmi\\tmi\\tPRT\\tRPQ\\t_\\t1\\tprt\\t_\\t_\\n"
 >>> parse_conllu(text)
 [(['Ev', 'mi'], ['NOUN', 'PRT'])]
 >>> splits = {"train": [(["ev", "mi"], ["NOUN", "PRT"])], "valid": [],

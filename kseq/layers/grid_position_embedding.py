@@ -13,7 +13,7 @@ class GridPositionEmbedding(keras.layers.Layer):
     the input at build time.
 
     Args:
-        initializer: for both tables (small, so the features dominate at first).
+        initializer: for both tables (a Keras initializer or its name).
 
     Example:
     >>> import numpy as np, kseq
@@ -26,11 +26,11 @@ class GridPositionEmbedding(keras.layers.Layer):
 
     def __init__(self, initializer="glorot_uniform", **kwargs):
         super().__init__(**kwargs)
-        self.initializer = initializer
+        self.initializer = keras.initializers.get(initializer)
 
     def build(self, grid_shape):
         _, height, width, channels = grid_shape
-        init = keras.initializers.get(self.initializer)
+        init = self.initializer
         self.rows = self.add_weight(name="rows", shape=(height, channels), initializer=init)
         self.columns = self.add_weight(name="columns", shape=(width, channels), initializer=init)
         self.built = True
@@ -41,4 +41,5 @@ class GridPositionEmbedding(keras.layers.Layer):
         return grid + rows + columns
 
     def get_config(self):
-        return {**super().get_config(), "initializer": self.initializer}
+        return {**super().get_config(),
+                "initializer": keras.initializers.serialize(self.initializer)}

@@ -17,6 +17,9 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
     Args:
         label_smoothing: in `[0, 1)`.
         pad_id: target id that is ignored.
+        class_weights: optional weight per class (imbalanced data): the loss
+            is then the weighted mean, `sum(w[y] * loss) / sum(w[y])` over the
+            real targets.
 
     Example:
     >>> import numpy as np, kseq
@@ -26,7 +29,8 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
     0.6931
     """
 
-    def __init__(self, label_smoothing=0.0, pad_id=0, name="masked_cross_entropy", **kwargs):
+    def __init__(self, label_smoothing=0.0, pad_id=0, class_weights=None,
+                 name="masked_cross_entropy", **kwargs):
         if not 0.0 <= label_smoothing < 1.0:
             raise ValueError(
                 f"`label_smoothing` must be in [0, 1). Received: label_smoothing={label_smoothing}"
@@ -34,6 +38,10 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
         super().__init__(name=name, **kwargs)
         self.label_smoothing = label_smoothing
         self.pad_id = pad_id
+        self.class_weights = None if class_weights is None else [float(w) for w in class_weights]
+        if self.class_weights is not None and min(self.class_weights, default=0.0) <= 0:
+            raise ValueError("`class_weights` must be positive numbers, one per class. "
+                             f"Received: class_weights={class_weights!r}")
 
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")
@@ -56,6 +64,8 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
             per_token = tf.nn.softmax_cross_entropy_with_logits(target, logits)
         else:
             per_token = ops.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
+        if self.class_weights is not None:
+            mask = mask * ops.take(ops.convert_to_tensor(self.class_weights, "float32"), y_true)
         # A scalar result: Keras leaves it as is, so the mean is over real tokens only.
         return ops.divide_no_nan(ops.sum(per_token * mask), ops.sum(mask))
 
@@ -64,4 +74,5 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
             **super().get_config(),
             "label_smoothing": self.label_smoothing,
             "pad_id": self.pad_id,
+            "class_weights": self.class_weights,
         }

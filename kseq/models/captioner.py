@@ -139,14 +139,15 @@ class Captioner(GenerativeTask):
     def check_generate_inputs(self, inputs):
         """Files, bytes or uint8 arrays -> encoded bytes; `KseqError` naming a bad one."""
         encoded, names = encoded_images(inputs)
-        if encoded:
-            _, valid = self.preprocessor.images(tf.constant(encoded, tf.string))
-            bad = [names[i] for i in np.flatnonzero(~valid.numpy())]
-            if bad:
-                raise KseqError(
-                    f"{len(bad)} image(s) could not be decoded (not PNG/JPEG/GIF/BMP/WebP, "
-                    f"empty, truncated, or over max_pixels={self.preprocessor.max_pixels}). "
-                    f"Received: {', '.join(bad[:5])}" + (" ..." if len(bad) > 5 else ""))
+        bad = []
+        for begin in range(0, len(encoded), 64):  # a few images at a time: bounded memory
+            _, valid = self.preprocessor.images(tf.constant(encoded[begin:begin + 64], tf.string))
+            bad += [names[begin + i] for i in np.flatnonzero(~valid.numpy())]
+        if bad:
+            raise KseqError(
+                f"{len(bad)} image(s) could not be decoded (not PNG/JPEG/GIF/BMP/WebP, "
+                f"empty, truncated, or over max_pixels={self.preprocessor.max_pixels}). "
+                f"Received: {', '.join(bad[:5])}" + (" ..." if len(bad) > 5 else ""))
         return encoded
 
     def raw_input(self, value):

@@ -9,6 +9,7 @@ import tensorflow as tf  # string constants for the preprocessor
 from keras import ops
 
 from kseq.arguments import check_float, check_int, check_texts
+from kseq.errors import KseqError
 from kseq.layers.sequence_pooling import SequencePooling
 from kseq.models.task import Task
 
@@ -66,6 +67,24 @@ class SequenceClassifier(Task):
     @property
     def label_names(self):
         return self.preprocessor.label_names
+
+    def class_weights(self, training):
+        """`training["class_weight"]`: `{label name: weight}` (missing names weigh 1) or a
+        list in class order; None for none. `kseq.zoo.classifier` turns "balanced" into
+        `N / (C · count)` per class from the training pairs."""
+        weights = training.get("class_weight")
+        if weights is None:
+            return None
+        if isinstance(weights, dict):
+            unknown = sorted(set(weights) - set(self.label_names))
+            if unknown:
+                raise KseqError(f"`class_weight` names labels the model does not have "
+                                f"({self.label_names}). Received: {unknown}")
+            return [float(weights.get(name, 1.0)) for name in self.label_names]
+        if not isinstance(weights, (list, tuple)) or len(weights) != len(self.label_names):
+            raise KseqError(f"`class_weight` must be a dict of label weights or a list of "
+                            f"{len(self.label_names)} numbers. Received: {weights!r}")
+        return [float(w) for w in weights]
 
     # === Training hooks (see kseq.models.task) ===
 

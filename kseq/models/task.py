@@ -70,11 +70,16 @@ class Task(keras.Model):
             optimizer=keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
                                             clipnorm=training.get("clipnorm", 1.0)),
             loss=MaskedSparseCrossEntropy(training.get("label_smoothing", 0.1),
-                                          pad_id=self.label_pad_id),
+                                          pad_id=self.label_pad_id,
+                                          class_weights=self.class_weights(training)),
             metrics=[MaskedAccuracy(pad_id=self.label_pad_id)],
             jit_compile=bool(training.get("jit_compile", False)),
         )
         return self
+
+    def class_weights(self, training):
+        """Per-class loss weights from the recipe's `training` section, or None (here)."""
+        return None
 
     def validation_callback(self, examples, training, verbose=True):
         """A callback that scores `examples` each epoch (with a `history` list), or None."""

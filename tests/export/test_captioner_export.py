@@ -27,7 +27,8 @@ def _jpeg(model, png):
 @pytest.fixture(scope="module")
 def served(overfit_captioner, exported):
     pngs = images()[:3]
-    good = [pngs[0], _jpeg(overfit_captioner, pngs[1]), pngs[2], rgba_png()]
+    composited = tf.io.encode_png(decoded(overfit_captioner, [rgba_png()])[0]).numpy()
+    good = [pngs[0], _jpeg(overfit_captioner, pngs[1]), pngs[2], rgba_png(), composited]
     jpeg = _jpeg(overfit_captioner, pngs[1])
     mixed = [pngs[0], b"junk bytes", b"", pngs[1][:-20], jpeg[:-2], jpeg, pngs[2]]
     requests = {"good": ("serving_default", {"image_bytes": good}),
@@ -45,7 +46,11 @@ def test_served_captions_and_scores_equal_caption(overfit_captioner, served):
     assert answers["good"]["text"] == [texts for texts, _ in expected]
     np.testing.assert_allclose(answers["good"]["score"], [s for _, s in expected], atol=1e-4)
     assert [row[0] for row in answers["good"]["text"][:3]] == captions()[:3]
-    assert answers["good"]["valid"] == [True] * 4
+    assert answers["good"]["valid"] == [True] * 5
+    # A transparent PNG and the same image composited on white: the served tensor is the same.
+    assert answers["good"]["text"][3] == answers["good"]["text"][4]
+    np.testing.assert_allclose(answers["good"]["score"][3], answers["good"]["score"][4],
+                               atol=1e-5)
     assert answers["alone"]["text"][0] == answers["good"]["text"][0]
 
 

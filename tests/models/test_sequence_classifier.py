@@ -66,3 +66,19 @@ def test_scores_against_hand_computed_values():
 def test_pooling_last_needs_an_rnn():
     with pytest.raises(kseq.errors.KseqError, match="last"):
         build("transformer", "last")
+
+
+def test_class_weights_weigh_the_loss_per_class():
+    loss = kseq.metrics.MaskedSparseCrossEntropy(pad_id=-1, class_weights=[1.0, 3.0])
+    logits = np.log(np.array([[0.5, 0.5], [0.8, 0.2], [0.1, 0.9]], "float32"))
+    labels = np.array([0, 1, -1])
+    expected = (np.log(2) + 3 * -np.log(0.2)) / 4  # weighted mean; the -1 row is padding
+    assert abs(float(loss(labels, logits)) - expected) < 1e-5
+    imbalanced = EXAMPLES + [(text, label) for text, label in EXAMPLES if label == "positive"] * 3
+    model = kseq.zoo.classifier("rnn", train_pairs=imbalanced, hidden_dim=8,
+                                recipe={"training": {"class_weight": "balanced"}})
+    weights = dict(zip(model.label_names, model.loss.class_weights))
+    assert weights["positive"] < weights["negative"] == weights["neutral"]
+    with pytest.raises(kseq.errors.KseqError, match="sarcastic"):
+        kseq.zoo.classifier("rnn", train_pairs=EXAMPLES, hidden_dim=8,
+                            recipe={"training": {"class_weight": {"sarcastic": 2.0}}})

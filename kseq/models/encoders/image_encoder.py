@@ -73,8 +73,9 @@ class ImageEncoder(Part):
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name=f"{name}_dropout")
         self.augmentation_layers = [] if not augmentation else [
             keras.layers.RandomTranslation(augmentation, augmentation, fill_mode="constant",
-                                           fill_value=255.0, name=f"{name}_random_shift"),
-            keras.layers.RandomContrast(augmentation, value_range=(0, 255),
+                                           fill_value=255.0, dtype=dtype,
+                                           name=f"{name}_random_shift"),
+            keras.layers.RandomContrast(augmentation, value_range=(0, 255), dtype=dtype,
                                         name=f"{name}_random_contrast")]
 
     @property

@@ -6,6 +6,8 @@ import tensorflow as tf
 
 from kseq.arguments import check_int
 from kseq.data.image_decoding import DEFAULT_MAX_PIXELS, decode_rows
+from kseq.data.image_inputs import looks_like_an_image
+from kseq.errors import KseqError
 from kseq.models.preprocessors.preprocessor import Preprocessor
 from kseq.models.preprocessors.text_targets import TextTargets
 from kseq.text import tokenizer_from_config
@@ -78,6 +80,12 @@ class CaptionerPreprocessor(TextTargets, Preprocessor):
         if isinstance(data, tf.data.Dataset):
             return data
         data = list(data)
+        for row, (image, _) in enumerate(data):
+            if not looks_like_an_image(image):
+                raise KseqError(f"Row {row}: a captioner trains on encoded image bytes (PNG, "
+                                f"JPEG, GIF, BMP, WebP); read files first (a TSV for `kseq "
+                                f"train --data` holds `image path<TAB>caption` lines). "
+                                f"Received: {image!r:.60}")
         images = tf.constant([image for image, _ in data], tf.string)
         captions = tf.constant([caption for _, caption in data], tf.string)
         return tf.data.Dataset.from_tensor_slices((images, captions))
