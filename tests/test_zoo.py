@@ -15,6 +15,8 @@ def test_every_preset_loads_and_names_known_parts():
         if recipe.get("task", "translator") == "captioner":
             assert recipe["model"]["encoder"] in kseq.zoo.ENCODERS
             assert recipe["model"]["decoder"] in kseq.zoo.DECODERS
+        elif recipe["task"] == "classifier":
+            assert recipe["model"]["encoder"] in kseq.zoo.TEXT_ENCODERS
         else:
             assert recipe["model"]["arch"] in kseq.zoo.ARCHITECTURES
         assert recipe["tokenizer"]["kind"] in kseq.text.TOKENIZERS

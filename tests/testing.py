@@ -254,8 +254,9 @@ def served_ops(export_dir):
     return graph, nodes
 
 
-def check_served_ops(export_dir, extra_registered=()):
-    """No XLA, no Python ops, a `While` loop, and only ops TF (or tensorflow_text) registers."""
+def check_served_ops(export_dir, extra_registered=(), loop=False):
+    """No XLA, no Python ops, only ops TF (or tensorflow_text) registers; with `loop`, a
+    `While` (the search)."""
     import tensorflow as tf
 
     graph, nodes = served_ops(export_dir)
@@ -263,7 +264,7 @@ def check_served_ops(export_dir, extra_registered=()):
     assert not [op for op in op_types if op.startswith("Xla")]
     assert not [n.name for n in nodes if n.attr["_XlaMustCompile"].b]
     assert not op_types & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
-    assert "While" in op_types or "StatelessWhile" in op_types
+    assert not loop or "While" in op_types or "StatelessWhile" in op_types
     library = {f.signature.name for f in graph.library.function}
     registered = set(tf.raw_ops.__dict__) | set(extra_registered)
     unknown = {op for op in op_types if op not in library and op not in registered}
@@ -271,7 +272,7 @@ def check_served_ops(export_dir, extra_registered=()):
     return op_types
 
 
-def run_export_test(export_dir, requests, timeout=300):
+def run_export_test(export_dir, requests, loop=False, timeout=300):
     """Loads an export in one fresh process without kseq and runs every request there.
 
     Args:
@@ -280,13 +281,14 @@ def run_export_test(export_dir, requests, timeout=300):
             lists of bytes travel as base64 (as TF Serving's REST `{"b64": ...}`).
 
     Returns `{name: {output name: nested lists}}` (strings decoded as UTF-8).
-    Also checks the op walk (`check_served_ops`) and that kseq never loaded.
+    Also checks the op walk (`check_served_ops`; `loop`: the graph holds the
+    search's `While`) and that kseq never loaded.
     One child serves every request, so a test module pays one TensorFlow start.
     """
     import subprocess
     import sys
 
-    check_served_ops(export_dir, extra_registered={"NormalizeUTF8", "RegexSplitWithOffsets"})
+    check_served_ops(export_dir, {"NormalizeUTF8", "RegexSplitWithOffsets"}, loop=loop)
     payload = json.dumps({name: [signature, _json_inputs(inputs)]
                           for name, (signature, inputs) in requests.items()})
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}

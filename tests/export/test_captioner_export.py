@@ -34,7 +34,7 @@ def served(overfit_captioner, exported):
     requests = {"good": ("serving_default", {"image_bytes": good}),
                 "mixed": ("serving_default", {"image_bytes": mixed}),
                 "alone": ("serving_default", {"image_bytes": [pngs[0]]})}
-    answers = run_export_test(exported, requests)
+    answers = run_export_test(exported, requests, loop=True)
     answers["empty"] = tf.saved_model.load(exported).signatures["serving_default"](
         image_bytes=tf.constant([], tf.string))
     return good, answers

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from fresh_process import ENV, FRESH_PROCESS
+from fresh_process import ENV
+from testing import check_served_ops, run_export_test
 from translator_fixtures import PAIRS
 
 LONG = " ".join(["seven"] * 60)
@@ -24,14 +25,14 @@ def exported(overfit_translator, tmp_path_factory):
 
 @pytest.mark.slow
 def test_fresh_process_parity(overfit_translator, exported):
-    # Defined results for bad input: empty, over-long, blank, a lone surrogate (then
-    # invalid UTF-8 bytes, appended by the child): the same in translate() and served.
+    # Defined results for bad input: empty, over-long, blank, a lone surrogate (sent as its
+    # surrogatepass bytes: invalid UTF-8, as a client would), then invalid UTF-8 bytes.
     sources = [s for s, _ in PAIRS[:5]] + ["", LONG, "   ", "one \ud800 two"]
-    done = subprocess.run([sys.executable, "-c", FRESH_PROCESS, exported, json.dumps(sources)],
-                          env=ENV, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    served = json.loads(done.stdout.strip().splitlines()[-1])
-    assert not served["kseq_loaded"]
+    batch = [t.encode("utf-8", "surrogatepass") for t in sources] + [b"one\xff two"]
+    requests = {"batch": ("serving_default", {"text": batch})}
+    requests.update({f"alone {i}": ("serving_default", {"text": [t]}) for i, t in enumerate(batch)})
+    answers = run_export_test(exported, requests, loop=True)
+    served = answers["batch"]
     expected, scores, truncated = zip(*overfit_translator.translate(
         sources + [b"one\xff two"], beam_size=4, n_best=2, return_scores=True,
         return_truncated=True))
@@ -41,33 +42,14 @@ def test_fresh_process_parity(overfit_translator, exported):
     assert served["truncated"] == list(truncated) == [False] * 6 + [True] + [False] * 3
     for blank in (5, 7):
         assert served["text"][blank] == ["", ""] and served["score"][blank] == [0.0, 0.0]
-    assert served["alone"] == [row[0] for row in served["text"]]
-
-
-def _all_ops(saved_model_dir):
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    proto = saved_model_pb2.SavedModel()
-    with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as handle:
-        proto.ParseFromString(handle.read())
-    graph = proto.meta_graphs[0].graph_def
-    nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
-    return graph, nodes
+    alone = [answers[f"alone {i}"]["text"][0][0] for i in range(len(batch))]
+    assert alone == [row[0] for row in served["text"]]
 
 
 def test_graph_has_no_xla_or_python_ops(exported):
     import tensorflow_text  # noqa: F401  (registers its ops)
 
-    graph, nodes = _all_ops(exported)
-    op_types = {n.op for n in nodes}
-    assert not [op for op in op_types if op.startswith("Xla")]
-    assert not [n.name for n in nodes if n.attr["_XlaMustCompile"].b]
-    assert not op_types & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
-    assert "While" in op_types or "StatelessWhile" in op_types
-    library = {f.signature.name for f in graph.library.function}
-    registered = set(tf.raw_ops.__dict__) | {"NormalizeUTF8", "RegexSplitWithOffsets"}
-    unknown = {op for op in op_types if op not in library and op not in registered}
-    assert not unknown, unknown
+    check_served_ops(exported, {"NormalizeUTF8", "RegexSplitWithOffsets"}, loop=True)
 
 
 def test_assets_metadata_and_cli_listing(exported):

@@ -1,15 +1,10 @@
-import json
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import kseq
-from fresh_process import ENV, FRESH_PROCESS
-from testing import run_task_test
+from testing import run_export_test, run_task_test
 from translator_fixtures import PAIRS
 
 ARCHS = [("attention", "gru"), ("attention", "lstm"), ("rnn", "gru"), ("conv", "glu")]
@@ -68,11 +63,8 @@ def test_keras_round_trip_and_export_parity_in_fresh_process(overfit_rnn, tmp_pa
     assert restored.translate(sources, beam_size=2) == overfit_rnn.translate(sources, beam_size=2)
     export = str(tmp_path / "export" / "1")
     restored.export(export, beam_size=4, n_best=2)
-    done = subprocess.run([sys.executable, "-c", FRESH_PROCESS, export,
-                           json.dumps(sources + [""])], env=ENV, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    served = json.loads(done.stdout.strip().splitlines()[-1])
+    served = run_export_test(export, {"texts": ("serving_default", {"text": sources + [""]})},
+                             loop=True)["texts"]
     assert [row[0] for row in served["text"][:5]] == [t for _, t in PAIRS[:5]]
     assert served["text"][5] == ["", ""]
 

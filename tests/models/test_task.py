@@ -4,7 +4,6 @@ a recipe file with `kseq train`, without overriding the base."""
 
 import json
 import os
-import subprocess
 import sys
 
 import keras
@@ -15,8 +14,7 @@ import kseq
 from kseq.cli import main as kseq_command
 from kseq.data import numbers_dataset
 from kseq.training import load_trained
-from fresh_process import ENV
-from testing import run_task_test
+from testing import run_export_test, run_task_test
 from toy_classifier import ToyClassifier, ToyPreprocessor
 
 NUMBERS = numbers_dataset("fr", train_size=60, valid_size=0, test_size=0, seed=3)["train"]
@@ -61,16 +59,6 @@ def test_toy_classifier_passes_the_task_test():
     assert config["preprocessor"]["config"]["labels"] == ["small", "big"]
 
 
-SERVE_WITHOUT_KSEQ = r"""
-import json, sys
-import tensorflow as tf
-import tensorflow_text  # registers the tokenizer ops, as TF Serving links them
-served = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
-labels = served(text=tf.constant(json.loads(sys.argv[2])))["label"].numpy()
-print(json.dumps({"labels": [s.decode() for s in labels], "kseq": "kseq" in sys.modules}))
-"""
-
-
 def test_the_toy_classifier_exports_through_the_one_export_path(tmp_path):
     model = toy_classifier()
     data = model.preprocessor.training_dataset(PAIRS, [8, 16], batch_size=16, shuffle=False)
@@ -78,11 +66,8 @@ def test_the_toy_classifier_exports_through_the_one_export_path(tmp_path):
     export = str(tmp_path / "toy" / "1")
     model.export(export)  # Task.export: kseq.export.export_saved_model on its ServingSpec
     texts = [t for t, _ in PAIRS[:8]]
-    done = subprocess.run([sys.executable, "-c", SERVE_WITHOUT_KSEQ, export, json.dumps(texts)],
-                          env=ENV, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    served = json.loads(done.stdout.strip().splitlines()[-1])
-    assert not served["kseq"] and served["labels"] == served_labels(model, texts)
+    served = run_export_test(export, {"texts": ("serving_default", {"text": texts})})
+    assert served["texts"]["label"] == served_labels(model, texts)
     with open(os.path.join(export, "assets.extra", "kseq_export.json")) as handle:
         assert json.load(handle)["model_class"] == "ToyClassifier"
     assert os.path.isfile(os.path.join(export, "assets.extra", "tf_serving_warmup_requests"))
