@@ -37,7 +37,8 @@ PYTHON_SAMPLES = {
     "prediction_service_pb2_grpc": [],
     "kseq.data.sms_spam()": [
         ("splits = kseq.data.sms_spam()",
-         "splits = {k: v[:60] for k, v in kseq.data.sms_spam().items()}"),
+         "splits = {k: v[:40] + [p for p in v if p[1] == 'spam'][:20]"
+         " for k, v in kseq.data.sms_spam().items()}"),
         ("epochs=6", "epochs=1")],
 }
 
