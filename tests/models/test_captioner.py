@@ -170,3 +170,13 @@ def test_a_frozen_efficientnet_lite0_captioner_trains_on_cached_imagenet_feature
                                                       "decoder_ids": [12]}, [12]))
     assert np.isfinite(model.fit(batches, epochs=1, verbose=0).history["loss"][0])
     assert len(model.caption(images()[:2], beam_size=2)) == 2
+
+
+def test_training_images_that_do_not_decode_are_refused_naming_the_row():
+    pre = build().preprocessor
+    rows = [(images()[0], "a red circle above a blue square"),
+            (images()[1][:-20], "a cut file"), (b"not an image", "junk")]
+    with pytest.raises(kseq.errors.KseqError, match="Row 2"):
+        pre.to_dataset(rows)
+    with pytest.raises(kseq.errors.KseqError, match="rows 1"):
+        pre.to_dataset(rows[:2])

@@ -76,7 +76,8 @@ class CaptionerPreprocessor(TextTargets, Preprocessor):
         return {"decoder_ids": target}, target  # images keep their shape
 
     def to_dataset(self, data):
-        """`(encoded image, caption)` pairs (a list) or a dataset of them."""
+        """`(encoded image, caption)` pairs (a list: every image checked, a bad one refused
+        naming its row) or a dataset of them (passed through as is)."""
         if isinstance(data, tf.data.Dataset):
             return data
         data = list(data)
@@ -86,6 +87,14 @@ class CaptionerPreprocessor(TextTargets, Preprocessor):
                                 f"JPEG, GIF, BMP, WebP); read files first (a TSV for `kseq "
                                 f"train --data` holds `image path<TAB>caption` lines). "
                                 f"Received: {image!r:.60}")
+        bad = []
+        for begin in range(0, len(data), 256):  # decoded once here: a cut file fails now
+            chunk = tf.constant([image for image, _ in data[begin:begin + 256]], tf.string)
+            bad += [begin + int(i) for i in tf.where(~self.images(chunk)[1])[:, 0].numpy()]
+        if bad:
+            raise KseqError(f"{len(bad)} training image(s) do not decode (truncated, or over "
+                            f"max_pixels={self.max_pixels}). Received: rows "
+                            f"{', '.join(map(str, bad[:10]))}" + (" ..." if len(bad) > 10 else ""))
         images = tf.constant([image for image, _ in data], tf.string)
         captions = tf.constant([caption for _, caption in data], tf.string)
         return tf.data.Dataset.from_tensor_slices((images, captions))
