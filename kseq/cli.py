@@ -1,4 +1,4 @@
-"""The `kseq` command: presets, train, translate, caption, classify, evaluate, export.
+"""The `kseq` command: presets, train, translate, caption, classify, tag, evaluate, export.
 
 Every error is one line, `kseq: error: ...`, with exit code 2: bad arguments
 (named, with the value received), unreadable files, failed writes, and a
@@ -56,7 +56,8 @@ def _presets(args):
         arch = (f"{model.get('encoder')}+{model.get('decoder', 'transformer')}"
                 if task == "captioner" else
                 f"{model.get('encoder', 'transformer')}+{model.get('pooling', 'mean')}"
-                if task == "classifier" else model.get("arch", "transformer"))
+                if task == "classifier" else f"{model.get('encoder', 'rnn')}+chars"
+                if task == "tagger" else model.get("arch", "transformer"))
         print(f"{name:28s} {task:11s} {arch:24s} {recipe.get('description', '')}")
 
 
@@ -142,6 +143,13 @@ def _classify(args):
         print("\t".join(f"{label}\t{probability:.4f}" for label, probability in pairs))
 
 
+def _tag(args):
+    model = _load_task(args.model_dir, "tag", "tag")
+    sentences = [text.decode("utf-8", "replace") for text in _read_inputs(args.texts)]
+    for words, tags in model.tag(sentences):
+        print(" ".join(f"{word}/{tag}" for word, tag in zip(words, tags)))
+
+
 def _evaluation_pairs(model_dir, data, model=None):
     """`--data` as a TSV file, or the test/valid split of the data the run trained on."""
     from kseq import zoo
@@ -171,16 +179,19 @@ def _evaluate(args):
     from kseq.training import load_trained
 
     model = load_trained(args.model_dir)
-    if not callable(getattr(model, "evaluate_bleu", None)) and not callable(
-            getattr(model, "evaluate_labels", None)):
-        raise KseqError(f"`kseq evaluate` needs a model with `evaluate_bleu` or "
-                        f"`evaluate_labels`; this folder holds a {type(model).__name__}. "
-                        f"Received: {args.model_dir}")
+    if not any(callable(getattr(model, name, None))
+               for name in ("evaluate_bleu", "evaluate_labels", "evaluate_tags")):
+        raise KseqError(f"`kseq evaluate` needs a model with `evaluate_bleu`, "
+                        f"`evaluate_labels` or `evaluate_tags`; this folder holds a "
+                        f"{type(model).__name__}. Received: {args.model_dir}")
     pairs = _evaluation_pairs(args.model_dir, args.data, model)
     if args.limit:
         pairs = pairs[: args.limit]
     if not pairs:
         raise KseqError(f"The {args.data} split is empty. Received: --data {args.data}")
+    if callable(getattr(model, "evaluate_tags", None)):  # a tagger
+        print(json.dumps(model.evaluate_tags(pairs), indent=2))
+        return
     if callable(getattr(model, "evaluate_labels", None)):  # a classifier
         result = model.evaluate_labels(pairs, plot=args.plot)
         if args.plot:
@@ -249,6 +260,11 @@ def build_parser():
     classify.add_argument("texts", nargs="*")
     classify.add_argument("--top-k", type=_integer(1), default=1)
     classify.set_defaults(run=_classify)
+
+    tag = commands.add_parser("tag", help="word/TAG per word of each argument or stdin line")
+    tag.add_argument("model_dir")
+    tag.add_argument("texts", nargs="*")
+    tag.set_defaults(run=_tag)
 
     evaluate = commands.add_parser("evaluate", help="BLEU / chrF with sacrebleu's signature; "
                                                     "accuracy / F1 for classifiers")

@@ -242,7 +242,7 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
         filter_by_length(max(boundaries), preprocessor.example_length))))
     batcher = bucket_by_length(boundaries, training.get("batch_size"),
                                training.get("token_budget"), preprocessor.example_length,
-                               preprocessor.padded_widths())
+                               preprocessor.padded_widths(), preprocessor.label_padding)
     steps_per_epoch = count_batches(table, batcher)
     if steps_per_epoch == 0:
         raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "

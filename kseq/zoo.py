@@ -20,6 +20,7 @@ from kseq.data.turkish_pos import turkish_pos
 from kseq.errors import KseqError
 from kseq.models.captioner_architectures import DECODERS, ENCODERS, build_captioner
 from kseq.models.classifier_architectures import TEXT_ENCODERS, build_classifier
+from kseq.models.tagger_architectures import TAGGER_ENCODERS, build_tagger
 from kseq.models.translator_architectures import ARCHITECTURES, build_translator
 from kseq.text import TOKENIZERS, Tokenizer
 from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
@@ -331,3 +332,61 @@ def balanced_class_weights(pairs, label_names):
     total = sum(counts.values())
     return {name: round(total / (len(label_names) * counts[name]), 4)
             for name in label_names if counts[name]}
+
+
+@register_task("tagger")
+def _tagging_task(recipe, train_data):
+    return tagger(train_pairs=train_data, recipe=recipe)
+
+
+def tagger(preset_or_encoder="rnn", tag_names=None, vocab=None, train_pairs=None, recipe=None,
+           **model_options):
+    """A compiled `kseq.models.SequenceTagger` (characters in, one tag per word out).
+
+    Args:
+        preset_or_encoder: a preset name, a recipe file, or `"rnn"` /
+            `"transformer"` (see `kseq.models.build_tagger`).
+        tag_names: the tags in id order; default: the sorted tags of `train_pairs`.
+        vocab: a `CharTokenizer`, character list or file; built from the
+            training sentences when missing.
+        train_pairs: `(words, tags)` pairs (lists, or space-separated strings).
+        recipe: overrides merged into the recipe.
+        **model_options: `max_length` (characters), `dropout` and the encoder's
+            hyper-parameters.
+
+    Example:
+    >>> import kseq
+    >>> model = kseq.zoo.tagger("rnn", train_pairs=[(["the", "dog"], ["DET", "NOUN"])],
+    ...                         hidden_dim=8)
+    >>> model.tag_names
+    ['DET', 'NOUN']
+    """
+    if preset_or_encoder in TAGGER_ENCODERS:
+        base = {"task": "tagger", "model": {"encoder": preset_or_encoder},
+                "tokenizer": {"kind": "char"}, "training": {}}
+    else:
+        base = load_recipe(preset_or_encoder)
+        if base.get("task") != "tagger":
+            raise KseqError(f"{preset_or_encoder!r} is not a tagger recipe (task "
+                            f"{base.get('task', 'translator')!r}). Received: {preset_or_encoder!r}")
+    spec = merge(base, recipe, {"model": model_options})
+    if train_pairs is None and (vocab is None or tag_names is None) and "data" in spec:
+        train_pairs = build_data(spec)["train"]
+    if not train_pairs and (vocab is None or tag_names is None):
+        raise KseqError("Pass `vocab` and `tag_names`, or training pairs to read them from. "
+                        "Received: neither")
+    model_spec = dict(spec["model"])
+    # A recipe may name every tag (a rare tag can be missing from the training split).
+    tag_names = tag_names or model_spec.pop("tag_names", None)
+    model_spec.pop("tag_names", None)
+    sentences, tags = [], set()
+    for words, labels in train_pairs or []:
+        words = words.split() if isinstance(words, str) else list(words)
+        sentences.append(" ".join("_".join(w.split()) for w in words))
+        tags.update(labels.split() if isinstance(labels, str) else labels)
+    tag_names = tag_names or sorted(tags)
+    tokenizer = make_tokenizer(vocab, {"kind": "char", **(spec.get("tokenizer") or {})},
+                               sentences + [" "] if sentences else None)
+    model = build_tagger(tokenizer, tag_names, **model_spec)
+    model.recipe = spec
+    return model.compile_from_recipe(spec.get("training", {}))

@@ -58,3 +58,30 @@ def test_export_and_wrong_commands(trained, tmp_path, capsys):
     assert main(["translate", trained, "one"]) == 2
     assert "SequenceClassifier" in capsys.readouterr().err
     assert main(["classify", str(tmp_path / "missing"), "x"]) == 2
+
+
+def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
+    import io
+
+    from tagger_fixtures import make_examples
+
+    recipe = {"task": "tagger", "tokenizer": {"kind": "char"},
+              "model": {"encoder": "rnn", "hidden_dim": 24, "max_length": 48, "dropout": 0.0},
+              "training": {"epochs": 8, "boundaries": [48], "batch_size": 16,
+                           "peak_learning_rate": 0.01, "warmup_steps": 10,
+                           "label_smoothing": 0.0}}
+    (tmp_path / "recipe.json").write_text(json.dumps(recipe))
+    lines = [f"{s}\t{t}" for s, t in make_examples(300, seed=3)]
+    (tmp_path / "tagged.tsv").write_text("\n".join(lines) + "\n")
+    run = str(tmp_path / "run")
+    assert main(["train", str(tmp_path / "recipe.json"), "--data", str(tmp_path / "tagged.tsv"),
+                 "--output", run]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.StringIO("bokar lumi\n\n"))
+    assert main(["tag", run]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1] == ""  # an empty line: no words, no tags
+    assert [item.split("/")[0] for item in lines[0].split()] == ["bokar", "lumi"]
+    assert all(item.split("/")[1] in ("ADJ", "NOUN", "PART", "VERB") for item in lines[0].split())
+    assert main(["evaluate", run, "--data", "test"]) == 0
+    assert json.loads(capsys.readouterr().out)["token_accuracy"] > 0.9

@@ -13,6 +13,7 @@ import pytest
 import kseq
 
 TOKENIZER = kseq.text.WordTokenizer.build_vocabulary(["one two three"])
+CHARS = kseq.text.CharTokenizer.build_vocabulary(["one two"])
 
 EXAMPLES = {
     "ApplicationBackbone": lambda: kseq.layers.ApplicationBackbone("MobileNetV3Small", (32, 32)),
@@ -42,9 +43,11 @@ EXAMPLES = {
     "RnnEncoder": lambda: kseq.models.encoders.RnnEncoder(7),
     "SequenceClassifier": lambda: kseq.models.build_classifier(TOKENIZER, ["a", "b"], "rnn",
                                                                hidden_dim=4),
+    "SequenceTagger": lambda: kseq.models.build_tagger(CHARS, ["A", "B"], hidden_dim=4),
     "SequencePooling": lambda: kseq.layers.SequencePooling("attention"),
     "SmallCnn": lambda: kseq.layers.SmallCnn([4]),
     "SinusoidalPositionEmbedding": lambda: kseq.layers.SinusoidalPositionEmbedding(8),
+    "TaggerPreprocessor": lambda: kseq.models.TaggerPreprocessor(CHARS, ["A", "B"], 16),
     "TokenEmbedding": lambda: kseq.layers.TokenEmbedding(7, 4),
     "TransformerDecoder": lambda: kseq.models.decoders.TransformerDecoder(7, num_heads=2,
                                                                           hidden_dim=8),

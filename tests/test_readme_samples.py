@@ -35,6 +35,10 @@ PYTHON_SAMPLES = {
          "image_size=32, hidden_dim=16, num_layers=1, num_heads=2, filters=[8]"),
         ("epochs=20", "epochs=1")],
     "prediction_service_pb2_grpc": [],
+    "kseq.data.turkish_pos()": [
+        ("splits = kseq.data.turkish_pos()",
+         "splits = {k: v[:40] for k, v in kseq.data.turkish_pos().items()}"),
+        ("epochs=12", "epochs=1")],
     "kseq.data.sms_spam()": [
         ("splits = kseq.data.sms_spam()",
          "splits = {k: v[:40] + [p for p in v if p[1] == 'spam'][:20]"
@@ -75,9 +79,15 @@ def test_every_python_sample_is_known():
         assert sum(key in code for key in PYTHON_SAMPLES) == 1, code[:200]
 
 
-def test_translator_sample_runs(workdir):
+@pytest.fixture(scope="module")
+def translator_sample(workdir):
     namespace = {}
     exec(sample('numbers_dataset("fr", train_size=30000)'), namespace)
+    return namespace
+
+
+def test_translator_sample_runs(workdir, translator_sample):
+    namespace = translator_sample
     assert os.path.isfile(workdir / "numbers.keras")
     assert os.path.isfile(workdir / "export" / "translator" / "1" / "saved_model.pb")
     assert isinstance(namespace["model"].translate(["forty-two"], beam_size=1)[0], str)
@@ -120,6 +130,14 @@ def test_classifier_sample_runs(workdir):
     assert os.path.isfile(workdir / "export" / "spam" / "1" / "saved_model.pb")
 
 
+def test_tagger_sample_runs(workdir):
+    namespace = {}
+    exec(sample("kseq.data.turkish_pos()"), namespace)  # the treebank wheel: once per home
+    words, tags = namespace["model"].tag([["Ali", "eve", "gitti", "."]])[0]
+    assert len(words) == len(tags) == 4
+    assert os.path.isfile(workdir / "export" / "pos" / "1" / "saved_model.pb")
+
+
 def test_grpc_client_sample_runs_against_a_real_export(workdir, overfit_translator, monkeypatch,
                                                        capsys):
     import grpc
@@ -135,7 +153,7 @@ def test_grpc_client_sample_runs_against_a_real_export(workdir, overfit_translat
     assert printed.startswith("[[b'") and printed.strip().endswith("']]")
 
 
-def test_python_c_check_runs_on_the_first_samples_export(workdir, capsys):
+def test_python_c_check_runs_on_the_first_samples_export(workdir, translator_sample, capsys):
     (line,) = [line for code in blocks("bash") for line in code.splitlines()
                if line.startswith("python -c ")]
     assert (workdir / "export" / "translator" / "1").is_dir()  # written by the first sample

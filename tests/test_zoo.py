@@ -17,6 +17,8 @@ def test_every_preset_loads_and_names_known_parts():
             assert recipe["model"]["decoder"] in kseq.zoo.DECODERS
         elif recipe["task"] == "classifier":
             assert recipe["model"]["encoder"] in kseq.zoo.TEXT_ENCODERS
+        elif recipe["task"] == "tagger":
+            assert recipe["model"]["encoder"] in kseq.zoo.TAGGER_ENCODERS
         else:
             assert recipe["model"]["arch"] in kseq.zoo.ARCHITECTURES
         assert recipe["tokenizer"]["kind"] in kseq.text.TOKENIZERS

@@ -61,15 +61,17 @@ def filter_by_length(max_length, length_fn=example_length):
 
 
 def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=example_length,
-                     widths=None):
+                     widths=None, label_padding=None):
     """Groups examples by length and pads each batch to `[batch, boundary]` (for `apply`).
 
     Every 1-D tensor of an example is padded to the bucket's boundary, or to
     its own longest width where `widths` gives one (a structure like the
     examples', with ints or None: a translator's source never needs more than
     `max_source_length` columns, whatever the target's bucket); scalars (class
-    labels) and tensors of rank >= 2 (images) keep their shape. Examples longer than the last boundary must be filtered
-    or truncated first.
+    labels) and tensors of rank >= 2 (images) keep their shape. Label
+    sequences are padded with `label_padding` (default 0, `<pad>`; a tagger,
+    whose tag 0 is a real class, passes -1). Examples longer than the last
+    boundary must be filtered or truncated first.
 
     Example:
     >>> import tensorflow as tf
@@ -100,8 +102,15 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=e
             return [length if limit is None else tf.minimum(length, tf.constant(limit, tf.int64))]
 
         shapes = tf.nest.map_structure(shape, window.element_spec, limits)
-        batched = window.padded_batch(size_tensor[bucket], padded_shapes=shapes)
-        return batched.map(lambda f, l: _pad_rows(f, l, size_tensor[bucket]))
+        values = None
+        if label_padding is not None:
+            features_spec, labels_spec = window.element_spec
+            values = (tf.nest.map_structure(lambda spec: tf.constant(0, spec.dtype),
+                                            features_spec),
+                      tf.constant(label_padding, labels_spec.dtype))
+        batched = window.padded_batch(size_tensor[bucket], padded_shapes=shapes,
+                                      padding_values=values)
+        return batched.map(lambda f, l: _pad_rows(f, l, size_tensor[bucket], label_padding))
 
     def apply(dataset):
         return dataset.group_by_window(key, reduce, window_size_func=lambda b: size_tensor[b])
@@ -120,7 +129,7 @@ def _limits(spec, widths):
     return feature_widths, label_width
 
 
-def _pad_rows(features, labels, rows):
+def _pad_rows(features, labels, rows, label_padding=None):
     """Pads the batch axis to `rows` (the bucket's batch size) with padding rows.
 
     Padding rows hold id 0 (`<pad>`); a class label, which has no padding id,
@@ -131,4 +140,6 @@ def _pad_rows(features, labels, rows):
     def pad(x, value=0):
         return tf.pad(x, [[0, missing]] + [[0, 0]] * (x.shape.rank - 1), constant_values=value)
 
-    return tf.nest.map_structure(pad, features), pad(labels, -1 if labels.shape.rank == 1 else 0)
+    if label_padding is None:
+        label_padding = -1 if labels.shape.rank == 1 else 0
+    return tf.nest.map_structure(pad, features), pad(labels, label_padding)

@@ -21,7 +21,7 @@ from kseq.models.sequence_classifier import SequenceClassifier
 TEXT_ENCODERS = ("transformer", "rnn", "conv")
 
 
-def _encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, num_heads=4,
+def text_encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, num_heads=4,
              hidden_dim=128, intermediate_dim=None, cell="gru", units=None, embedding_dim=None,
              bidirectional=True, kernel_size=3):
     if kind == "transformer":
@@ -59,8 +59,8 @@ def build_classifier(tokenizer, label_names, encoder="transformer", pooling="mea
     if pooling == "last" and encoder != "rnn":
         raise KseqError("pooling='last' reads an RNN's final states: use encoder='rnn', or "
                         f"pooling 'mean' / 'attention'. Received: encoder={encoder!r}")
-    text_encoder = _encoder(encoder, tokenizer.vocabulary_size, max_length, dropout, dtype,
-                            **encoder_options)
+    encoder_part = text_encoder(encoder, tokenizer.vocabulary_size, max_length, dropout, dtype,
+                                **encoder_options)
     preprocessor = ClassifierPreprocessor(tokenizer, label_names, max_length)
-    return SequenceClassifier(text_encoder, preprocessor, pooling=pooling, dropout=dropout,
+    return SequenceClassifier(encoder_part, preprocessor, pooling=pooling, dropout=dropout,
                               dtype=dtype, name=name)

@@ -15,6 +15,8 @@ class Preprocessor:
     """
 
     example_length = staticmethod(example_length)
+    # What padded label positions hold (None: bucketing's default, 0 or -1 for class labels).
+    label_padding = None
 
     def padded_widths(self):
         """Most columns each tensor of an example needs (a structure like the examples'),
@@ -48,7 +50,8 @@ class Preprocessor:
         if repeat:
             dataset = dataset.repeat()
         dataset = dataset.apply(bucket_by_length(boundaries, batch_size, token_budget,
-                                                 self.example_length, self.padded_widths()))
+                                                 self.example_length, self.padded_widths(),
+                                                 self.label_padding))
         return dataset.prefetch(tf.data.AUTOTUNE)
 
     @classmethod

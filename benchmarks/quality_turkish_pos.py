@@ -1,0 +1,72 @@
+"""Quality run behind the README's tagging figure: Turkish POS, against the most-frequent tag.
+
+Trains the `turkish_pos_tagger` preset with `kseq.training.train` for at most
+`--minutes`, then scores token accuracy on the treebank's test split (its
+README's split) overall, on words seen in training and on unseen words, next
+to the most-frequent-tag baseline (`kseq.data.turkish_pos.most_frequent_tag_baseline`,
+unseen words: the most frequent tag) in the same run.
+
+    .venv/bin/python benchmarks/quality_turkish_pos.py --minutes 12
+"""
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+
+from kseq import zoo  # noqa: E402
+from kseq.data.turkish_pos import most_frequent_tag_baseline  # noqa: E402
+from kseq.training import train  # noqa: E402
+
+
+def seen_unseen_accuracy(model, splits):
+    seen = {w for words, _ in splits["train"] for w in words}
+    tagged = model.tag([words for words, _ in splits["test"]])
+    counts = {"seen": [0, 0], "unseen": [0, 0]}
+    for (words, gold), (_, found) in zip(splits["test"], tagged):
+        for word, truth, guess in zip(words, gold, found + [None] * (len(gold) - len(found))):
+            bucket = counts["seen" if word in seen else "unseen"]
+            bucket[0] += truth == guess
+            bucket[1] += 1
+    total = [sum(c[i] for c in counts.values()) for i in (0, 1)]
+    return {"accuracy": round(total[0] / total[1], 4),
+            "seen_accuracy": round(counts["seen"][0] / counts["seen"][1], 4),
+            "unseen_accuracy": round(counts["unseen"][0] / counts["unseen"][1], 4),
+            "tokens": total[1], "unseen_tokens": counts["unseen"][1]}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=12)
+    parser.add_argument("--output", default="runs/quality_turkish_pos")
+    parser.add_argument("--result", default="benchmarks/results/quality_turkish_pos.json")
+    args = parser.parse_args()
+    keras.utils.set_random_seed(0)
+    started = time.perf_counter()
+    model, splits, _ = train("turkish_pos_tagger", args.output, minutes=args.minutes, verbose=2)
+    seconds = time.perf_counter() - started
+    baseline = most_frequent_tag_baseline(splits)
+    with open("/proc/cpuinfo", encoding="utf-8") as handle:
+        flags = next((line.split(":", 1)[1].split() for line in handle
+                      if line.startswith("flags")), [])
+    result = {"preset": "turkish_pos_tagger", "recipe": zoo.load_recipe("turkish_pos_tagger"),
+              "minutes_cap": args.minutes, "wall_seconds": round(seconds, 1),
+              "parameters": model.count_params(),
+              "optimizer_steps": int(model.optimizer.iterations.numpy()),
+              "sentences": {name: len(pairs) for name, pairs in splits.items()},
+              "kseq": seen_unseen_accuracy(model, splits),
+              "most_frequent_tag": baseline,
+              "per_tag_f1": {k: v["f1"] for k, v in
+                             model.evaluate_tags(splits["test"])["per_class"].items()},
+              "cpu_flags": sorted(f for f in flags if f.startswith(("avx", "amx", "fma")))}
+    with open(args.result, "w", encoding="utf-8") as handle:
+        json.dump(result, handle, indent=2)
+    print(json.dumps({k: v for k, v in result.items() if k != "recipe"}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
