@@ -3,6 +3,8 @@
 Shape letters: `B` batch, `T` characters, `W` words, `E` encoder width, `C` tags.
 """
 
+import logging
+
 import keras
 import numpy as np
 import tensorflow as tf  # ragged gathers of the tags at word starts
@@ -105,8 +107,6 @@ class SequenceTagger(Task):
                 tags = [self.tag_names[i] for i in tag_ids]
                 results.append((row[: len(tags)], tags))
             if np.any(truncated.numpy()):
-                import logging
-
                 logging.getLogger("kseq").warning(
                     "%d sentence(s) longer than max_length=%d characters were cut.",
                     int(np.sum(truncated.numpy())), self.preprocessor.max_length)
@@ -124,8 +124,8 @@ class SequenceTagger(Task):
         return sentences
 
     def evaluate_tags(self, pairs, batch_size=128):
-        """Token accuracy, macro-F1 and per-tag P/R/F1 over `(words, tags)` pairs; also the
-        accuracy on words `seen` in `training_words` when the model has them."""
+        """Token accuracy, macro-F1 and per-tag P/R/F1 over `(words, tags)` pairs (words past
+        `max_length` characters, which get no tag, are left out)."""
         from kseq.metrics.classification_scores import classification_scores
 
         pairs = self.preprocessor.check_pairs(pairs)
