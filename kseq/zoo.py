@@ -208,6 +208,19 @@ def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=Non
     return compile_translator(model, spec.get("training", {}))
 
 
+def task_recipe(task, preset_or_encoder, encoders, tokenizer_kind, recipe, model_options):
+    """The merged recipe of a task builder: from an encoder name, or a preset of this task."""
+    if preset_or_encoder in encoders:
+        base = {"task": task, "model": {"encoder": preset_or_encoder},
+                "tokenizer": {"kind": tokenizer_kind}, "training": {}}
+    else:
+        base = load_recipe(preset_or_encoder)
+        if base.get("task") != task:
+            raise KseqError(f"{preset_or_encoder!r} is not a {task} recipe (task "
+                            f"{base.get('task', 'translator')!r}). Received: {preset_or_encoder!r}")
+    return merge(base, recipe, {"model": model_options})
+
+
 @register_task("captioner")
 def _captioning_task(recipe, train_data):
     return captioner(train_captions=train_data, recipe=recipe)
@@ -239,16 +252,8 @@ def captioner(preset_or_encoder="small_cnn", decoder=None, target_vocab=None,
     >>> model.decoder.attention
     'bahdanau'
     """
-    if preset_or_encoder in ENCODERS:
-        base = {"task": "captioner", "model": {"encoder": preset_or_encoder},
-                "tokenizer": {"kind": "word"}, "training": {}}
-    else:
-        base = load_recipe(preset_or_encoder)
-        if base.get("task") != "captioner":
-            raise KseqError(f"{preset_or_encoder!r} is not a captioner recipe (task "
-                            f"{base.get('task', 'translator')!r}). Received: {preset_or_encoder!r}")
     options = dict(model_options, **({"decoder": decoder} if decoder else {}))
-    spec = merge(base, recipe, {"model": options})
+    spec = task_recipe("captioner", preset_or_encoder, ENCODERS, "word", recipe, options)
     if train_captions is None and target_vocab is None and "data" in spec:
         train_captions = build_data(spec)["train"]
     model_spec = dict(spec["model"])
@@ -292,15 +297,8 @@ def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, tr
     >>> model.label_names
     ['negative', 'positive']
     """
-    if preset_or_encoder in TEXT_ENCODERS:
-        base = {"task": "classifier", "model": {"encoder": preset_or_encoder},
-                "tokenizer": {"kind": "word"}, "training": {}}
-    else:
-        base = load_recipe(preset_or_encoder)
-        if base.get("task") != "classifier":
-            raise KseqError(f"{preset_or_encoder!r} is not a classifier recipe (task "
-                            f"{base.get('task', 'translator')!r}). Received: {preset_or_encoder!r}")
-    spec = merge(base, recipe, {"model": model_options})
+    spec = task_recipe("classifier", preset_or_encoder, TEXT_ENCODERS, "word", recipe,
+                       model_options)
     if train_pairs is None and (vocab is None or label_names is None) and "data" in spec:
         train_pairs = build_data(spec)["train"]
     if label_names is None:
@@ -361,15 +359,7 @@ def tagger(preset_or_encoder="rnn", tag_names=None, vocab=None, train_pairs=None
     >>> model.tag_names
     ['DET', 'NOUN']
     """
-    if preset_or_encoder in TAGGER_ENCODERS:
-        base = {"task": "tagger", "model": {"encoder": preset_or_encoder},
-                "tokenizer": {"kind": "char"}, "training": {}}
-    else:
-        base = load_recipe(preset_or_encoder)
-        if base.get("task") != "tagger":
-            raise KseqError(f"{preset_or_encoder!r} is not a tagger recipe (task "
-                            f"{base.get('task', 'translator')!r}). Received: {preset_or_encoder!r}")
-    spec = merge(base, recipe, {"model": model_options})
+    spec = task_recipe("tagger", preset_or_encoder, TAGGER_ENCODERS, "char", recipe, model_options)
     if train_pairs is None and (vocab is None or tag_names is None) and "data" in spec:
         train_pairs = build_data(spec)["train"]
     if not train_pairs and (vocab is None or tag_names is None):
