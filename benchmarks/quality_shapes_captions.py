@@ -21,13 +21,7 @@ import keras  # noqa: E402
 
 from kseq import zoo  # noqa: E402
 from kseq.training import train  # noqa: E402
-
-
-def cpu_flags():
-    with open("/proc/cpuinfo", encoding="utf-8") as handle:
-        flags = next((line.split(":", 1)[1].split() for line in handle
-                      if line.startswith("flags")), [])
-    return sorted(f for f in flags if f.startswith(("avx", "amx", "fma")))
+from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 
 def main():

@@ -21,6 +21,7 @@ import keras  # noqa: E402
 from kseq import zoo  # noqa: E402
 from kseq.data.turkish_pos import most_frequent_tag_baseline  # noqa: E402
 from kseq.training import train  # noqa: E402
+from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 
 def seen_unseen_accuracy(model, splits):
@@ -50,9 +51,6 @@ def main():
     model, splits, _ = train("turkish_pos_tagger", args.output, minutes=args.minutes, verbose=2)
     seconds = time.perf_counter() - started
     baseline = most_frequent_tag_baseline(splits)
-    with open("/proc/cpuinfo", encoding="utf-8") as handle:
-        flags = next((line.split(":", 1)[1].split() for line in handle
-                      if line.startswith("flags")), [])
     result = {"preset": "turkish_pos_tagger", "recipe": zoo.load_recipe("turkish_pos_tagger"),
               "minutes_cap": args.minutes, "wall_seconds": round(seconds, 1),
               "parameters": model.count_params(),
@@ -62,7 +60,7 @@ def main():
               "most_frequent_tag": baseline,
               "per_tag_f1": {k: v["f1"] for k, v in
                              model.evaluate_tags(splits["test"])["per_class"].items()},
-              "cpu_flags": sorted(f for f in flags if f.startswith(("avx", "amx", "fma")))}
+              "cpu_flags": cpu_flags()}
     with open(args.result, "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=2)
     print(json.dumps({k: v for k, v in result.items() if k != "recipe"}, indent=2))

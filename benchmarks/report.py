@@ -10,3 +10,14 @@ def emit(result, path=None):
     if path:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text + "\n")
+
+
+def cpu_flags():
+    """The CPU's vector-instruction flags (AVX*, AMX*, FMA), recorded with every figure."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = next((line.split(":", 1)[1].split() for line in handle
+                          if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return sorted(f for f in flags if f.startswith(("avx", "amx", "fma")))

@@ -6,11 +6,8 @@ import tensorflow as tf
 
 from kseq.arguments import check_int
 from kseq.errors import KseqError
-from kseq.models.preprocessors.preprocessor import Preprocessor
+from kseq.models.preprocessors.preprocessor import Preprocessor, padded_ids
 from kseq.text import tokenizer_from_config
-
-# Inference inputs are padded to a multiple of this, so few search graphs are traced.
-LENGTH_STEP = 8
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -73,13 +70,8 @@ class ClassifierPreprocessor(Preprocessor):
     def inference_inputs(self, texts):
         """`[B]` strings -> `{"token_ids" [B, W], "truncated" [B], "empty" [B]}`."""
         ragged, truncated = self.token_ids(texts)
-        lengths = ragged.row_lengths()
-        longest = tf.maximum(tf.reduce_max(tf.concat([lengths, [1]], 0)), 1)
-        width = tf.minimum(tf.cast(self.max_length, tf.int64),
-                           (longest + LENGTH_STEP - 1) // LENGTH_STEP * LENGTH_STEP)
-        ids = ragged.to_tensor(shape=tf.stack([ragged.nrows(), width]))
-        return {"token_ids": tf.cast(ids, tf.int32), "truncated": truncated,
-                "empty": tf.equal(lengths, 0)}
+        ids, empty = padded_ids(ragged, self.max_length)
+        return {"token_ids": ids, "truncated": truncated, "empty": empty}
 
     def padded_widths(self):
         return {"token_ids": self.max_length}, None

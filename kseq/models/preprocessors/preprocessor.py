@@ -5,6 +5,25 @@ import tensorflow as tf
 from kseq.data.bucketing import bucket_by_length, example_length, filter_by_length
 
 
+# Inference inputs are padded to a multiple of this, so a search or a model compiles for
+# few widths.
+LENGTH_STEP = 8
+
+
+def padded_ids(ragged, max_length):
+    """Ragged ids `[B, (L)]` -> `(ids [B, W] int32, empty [B] bool)`.
+
+    `W` is the longest row rounded up to a multiple of `LENGTH_STEP` (at least
+    that, at most `max_length`); a row without ids is `empty`.
+    """
+    lengths = ragged.row_lengths()
+    longest = tf.maximum(tf.reduce_max(tf.concat([lengths, [1]], 0)), 1)
+    rounded = (longest + LENGTH_STEP - 1) // LENGTH_STEP * LENGTH_STEP
+    width = tf.minimum(tf.cast(max_length, tf.int64), rounded)
+    ids = ragged.to_tensor(shape=tf.stack([ragged.nrows(), width]))
+    return tf.cast(ids, tf.int32), tf.equal(lengths, 0)
+
+
 class Preprocessor:
     """Base class: tokenised datasets and bucketed training batches from `__call__`.
 

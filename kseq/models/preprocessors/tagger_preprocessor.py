@@ -5,10 +5,9 @@ import tensorflow as tf
 
 from kseq.arguments import check_int
 from kseq.errors import KseqError
-from kseq.models.preprocessors.preprocessor import Preprocessor
+from kseq.models.preprocessors.preprocessor import Preprocessor, padded_ids
 from kseq.text import tokenizer_from_config
 
-LENGTH_STEP = 8  # inference inputs are padded to a multiple of this (few traced shapes)
 
 
 def join_words(words):
@@ -100,13 +99,9 @@ class TaggerPreprocessor(Preprocessor):
     def inference_inputs(self, sentences):
         """`[B]` sentences -> `{"char_ids" [B, T], "starts" [B, T], "truncated", "empty"}`."""
         ragged, truncated = self.char_ids(sentences)
-        lengths = ragged.row_lengths()
-        longest = tf.maximum(tf.reduce_max(tf.concat([lengths, [1]], 0)), 1)
-        width = tf.minimum(tf.cast(self.max_length, tf.int64),
-                           (longest + LENGTH_STEP - 1) // LENGTH_STEP * LENGTH_STEP)
-        ids = tf.cast(ragged.to_tensor(shape=tf.stack([ragged.nrows(), width])), tf.int32)
+        ids, empty = padded_ids(ragged, self.max_length)
         return {"char_ids": ids, "starts": self.word_starts(ids), "truncated": truncated,
-                "empty": tf.equal(lengths, 0)}
+                "empty": empty}
 
     def padded_widths(self):
         return {"char_ids": self.max_length}, self.max_length

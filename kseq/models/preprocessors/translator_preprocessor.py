@@ -4,12 +4,9 @@ import keras
 import tensorflow as tf
 
 from kseq.data.parallel_text import pairs_to_dataset
-from kseq.models.preprocessors.preprocessor import Preprocessor
+from kseq.models.preprocessors.preprocessor import Preprocessor, padded_ids
 from kseq.models.preprocessors.text_targets import TextTargets
 from kseq.text import tokenizer_from_config
-
-# Search inputs are padded to a multiple of this, so few search graphs are traced.
-SOURCE_LENGTH_STEP = 8
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -67,14 +64,8 @@ class TranslatorPreprocessor(TextTargets, Preprocessor):
         most `max_source_length`), so a search compiles for few widths.
         """
         ragged, truncated = self.source_ids(texts)
-        lengths = ragged.row_lengths()
-        longest = tf.maximum(tf.reduce_max(tf.concat([lengths, [1]], 0)), 1)
-        step = SOURCE_LENGTH_STEP
-        rounded = (longest + step - 1) // step * step
-        width = tf.minimum(tf.cast(self.max_source_length, tf.int64), rounded)
-        ids = ragged.to_tensor(shape=tf.stack([ragged.nrows(), width]))
-        return {"source_ids": tf.cast(ids, tf.int32), "truncated": truncated,
-                "empty": tf.equal(lengths, 0)}
+        ids, empty = padded_ids(ragged, self.max_source_length)
+        return {"source_ids": ids, "truncated": truncated, "empty": empty}
 
     def padded_widths(self):
         """Sources need at most `max_source_length` columns, decoder inputs and labels
