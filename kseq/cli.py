@@ -137,10 +137,12 @@ def _caption(args):
 
 def _classify(args):
     model = _load_task(args.model_dir, "classify", "predict_labels")
-    texts = [text.decode("utf-8", "replace") for text in _read_inputs(args.texts)]
-    for result in model.predict_labels(texts, top_k=args.top_k):
+    inputs = [text.decode("utf-8", "replace") for text in _read_inputs(args.texts)]
+    images = model.preprocessor.input_kind == "images"  # arguments (or lines) are image files
+    for value, result in zip(inputs, model.predict_labels(inputs, top_k=args.top_k)):
         pairs = result if isinstance(result, list) else [result]
-        print("\t".join(f"{label}\t{probability:.4f}" for label, probability in pairs))
+        print((f"{value}\t" if images else "")
+              + "\t".join(f"{label}\t{probability:.4f}" for label, probability in pairs))
 
 
 def _tag(args):
@@ -161,7 +163,7 @@ def _evaluation_pairs(model_dir, data, model=None):
         pairs, _ = read_tsv(data)
         if not pairs:
             raise KseqError(f"No usable `source<TAB>reference` lines. Received: --data {data}")
-        if callable(getattr(model, "caption", None)):  # `image path<TAB>caption` lines
+        if getattr(model.preprocessor, "input_kind", "text") == "images":  # `path<TAB>target`
             from kseq.data.image_inputs import read_image_pairs
 
             pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(data)))
@@ -255,9 +257,10 @@ def build_parser():
     caption.set_defaults(run=_caption)
 
     classify = commands.add_parser("classify", help="label and probability per argument or "
-                                                    "stdin line")
+                                                    "stdin line (image files for an image "
+                                                    "classifier)")
     classify.add_argument("model_dir")
-    classify.add_argument("texts", nargs="*")
+    classify.add_argument("texts", nargs="*", metavar="text_or_image")
     classify.add_argument("--top-k", type=_integer(1), default=1)
     classify.set_defaults(run=_classify)
 

@@ -81,7 +81,7 @@ def load_data(recipe, data_source=None):
     pairs, _ = read_tsv(path)
     if not pairs:
         raise KseqError(f"No usable `source<TAB>target` lines. Received: {path}")
-    if recipe.get("task") == "captioner":  # `image path<TAB>caption` lines
+    if zoo.takes_images(recipe):  # `image path<TAB>caption` (or label) lines
         pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(path)))
     return split_pairs(pairs)
 

@@ -19,7 +19,8 @@ from kseq.data.shapes_captions import shapes_captions
 from kseq.data.turkish_pos import turkish_pos
 from kseq.errors import KseqError
 from kseq.models.captioner_architectures import DECODERS, ENCODERS, build_captioner
-from kseq.models.classifier_architectures import TEXT_ENCODERS, build_classifier
+from kseq.models.classifier_architectures import CLASSIFIER_ENCODERS, build_classifier
+from kseq.models.image_encoder_architectures import IMAGE_ENCODERS
 from kseq.models.tagger_architectures import TAGGER_ENCODERS, build_tagger
 from kseq.models.translator_architectures import ARCHITECTURES, build_translator
 from kseq.text import TOKENIZERS, Tokenizer
@@ -275,16 +276,19 @@ def _classification_task(recipe, train_data):
 
 def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, train_pairs=None,
                recipe=None, **model_options):
-    """A compiled `kseq.models.SequenceClassifier` (text encoder + pooling + softmax head).
+    """A compiled `kseq.models.SequenceClassifier` (encoder + pooling + softmax head).
 
     Args:
-        preset_or_encoder: a preset name, a recipe file, or a text encoder
-            (`"transformer"`, `"rnn"`, `"conv"`; see `kseq.models.build_classifier`).
+        preset_or_encoder: a preset name, a recipe file, a text encoder
+            (`"transformer"`, `"rnn"`, `"conv"`) or an image encoder
+            (`"small_cnn"`, `"efficientnet_lite0"`, a `keras.applications`
+            name): see `kseq.models.build_classifier`.
         label_names: the classes in id order; default: the sorted label names
             of `train_pairs`.
         vocab: a tokenizer, token list or vocabulary file; built from the
-            texts of `train_pairs` (or the preset's data) when missing.
-        train_pairs: `(text, label name)` pairs.
+            texts of `train_pairs` (or the preset's data) when missing; an
+            image classifier has none.
+        train_pairs: `(text, label name)` pairs, or `(encoded image, label name)`.
         recipe: overrides merged into the recipe (`{"training": {...}}`).
         **model_options: `pooling`, `max_length`, `dropout` and the encoder's
             hyper-parameters. The recipe's `training.class_weight` ("balanced",
@@ -297,23 +301,32 @@ def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, tr
     >>> model.label_names
     ['negative', 'positive']
     """
-    spec = task_recipe("classifier", preset_or_encoder, TEXT_ENCODERS, "word", recipe,
+    spec = task_recipe("classifier", preset_or_encoder, CLASSIFIER_ENCODERS, "word", recipe,
                        model_options)
-    if train_pairs is None and (vocab is None or label_names is None) and "data" in spec:
+    images = takes_images(spec)
+    if train_pairs is None and (label_names is None or (vocab is None and not images)) \
+            and "data" in spec:
         train_pairs = build_data(spec)["train"]
     if label_names is None:
         if not train_pairs:
             raise KseqError("Pass `label_names` or training pairs to read them from. "
                             "Received: neither")
         label_names = sorted({str(label) for _, label in train_pairs})
-    texts = [text for text, _ in train_pairs] if train_pairs else None
-    tokenizer = make_tokenizer(vocab, spec.get("tokenizer"), texts)
+    texts = [text for text, _ in train_pairs] if train_pairs and not images else None
+    tokenizer = None if images else make_tokenizer(vocab, spec.get("tokenizer"), texts)
     model = build_classifier(tokenizer, label_names, **spec["model"])
     model.recipe = spec
     training = dict(spec.get("training", {}))
     if training.get("class_weight") == "balanced":
         training["class_weight"] = balanced_class_weights(train_pairs, label_names)
     return model.compile_from_recipe(training)
+
+
+def takes_images(recipe):
+    """Whether a recipe's model reads images (a captioner, an image classifier)."""
+    return recipe.get("task") == "captioner" or (
+        recipe.get("task") == "classifier"
+        and (recipe.get("model") or {}).get("encoder") in IMAGE_ENCODERS)
 
 
 def balanced_class_weights(pairs, label_names):

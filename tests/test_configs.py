@@ -33,6 +33,8 @@ EXAMPLES = {
     "FeedForward": lambda: kseq.layers.FeedForward(8),
     "GatedConvolution": lambda: kseq.layers.GatedConvolution(4),
     "GridPositionEmbedding": lambda: kseq.layers.GridPositionEmbedding(),
+    "ImageClassifierPreprocessor": lambda: kseq.models.ImageClassifierPreprocessor(["a", "b"],
+                                                                                   (8, 8)),
     "ImageEncoder": lambda: kseq.models.encoders.ImageEncoder(kseq.layers.SmallCnn([4]), (8, 8)),
     "LearnedPositionEmbedding": lambda: kseq.layers.LearnedPositionEmbedding(8),
     "LuongAttention": lambda: kseq.layers.LuongAttention(),

@@ -1,4 +1,4 @@
-"""`SequencePooling`: an encoder's memory -> one vector per sequence (mean, attention, last).
+"""`SequencePooling`: an encoder's memory -> one vector per sequence (mean, max, attention, last).
 
 Shape letters: `B` batch, `S` positions, `E` width.
 """
@@ -8,7 +8,7 @@ from keras import ops
 
 from kseq.arguments import check_choice
 
-POOLINGS = ("mean", "attention", "last")
+POOLINGS = ("mean", "max", "attention", "last")
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -16,6 +16,8 @@ class SequencePooling(keras.layers.Layer):
     """Pools `memory["states"]` `[B, S, E]` over its real positions into `[B, E]`.
 
     - `"mean"`: the average of the real positions (padding never counts);
+    - `"max"`: the largest value of each feature over the real positions
+      (Kim 2014's max-over-time pooling);
     - `"attention"`: a learned score per position, a softmax over the real
       ones, the weighted sum (Yang et al. 2016's word attention);
     - `"last"`: `memory["final"]` (an RNN encoder's last states, both
@@ -72,6 +74,11 @@ class SequencePooling(keras.layers.Layer):
         if self.mode == "mean":
             total = ops.sum(states * mask[..., None], axis=1)
             return total / ops.maximum(ops.sum(mask, axis=1, keepdims=True), 1.0)
+        if self.mode == "max":
+            real = memory["mask"][..., None]  # [B, S, 1]
+            lowest = ops.min(ops.where(real, states, 0.0), axis=1)  # a floor no real value beats
+            largest = ops.max(ops.where(real, states, lowest[:, None]), axis=1)
+            return ops.where(ops.any(memory["mask"], axis=1)[:, None], largest, 0.0)
         scores = self.scores(self.scores_hidden(states))[..., 0]  # [B, S]
         scores = ops.where(memory["mask"], ops.cast(scores, "float32"), -1e9)
         weights = ops.softmax(scores, axis=-1) * ops.cast(mask, "float32")  # empty rows: 0

@@ -3,7 +3,8 @@
 from kseq.models import decoders, encoders, preprocessors
 from kseq.schedules import WarmupInverseSqrt  # the schedule's old home, kept for users
 from kseq.models.preprocessors import (CaptionerPreprocessor, ClassifierPreprocessor,
-                                       Preprocessor, TaggerPreprocessor, TranslatorPreprocessor)
+                                       ImageClassifierPreprocessor, Preprocessor,
+                                       TaggerPreprocessor, TranslatorPreprocessor)
 from kseq.models.task import Task
 from kseq.models.generative_task import GenerativeTask
 from kseq.models.translator import Translator

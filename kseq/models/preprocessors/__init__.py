@@ -13,4 +13,5 @@ from kseq.models.preprocessors.preprocessor import Preprocessor
 from kseq.models.preprocessors.translator_preprocessor import TranslatorPreprocessor
 from kseq.models.preprocessors.captioner_preprocessor import CaptionerPreprocessor
 from kseq.models.preprocessors.classifier_preprocessor import ClassifierPreprocessor
+from kseq.models.preprocessors.image_classifier_preprocessor import ImageClassifierPreprocessor
 from kseq.models.preprocessors.tagger_preprocessor import TaggerPreprocessor

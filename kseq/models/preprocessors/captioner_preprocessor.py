@@ -5,16 +5,15 @@ import keras
 import tensorflow as tf
 
 from kseq.arguments import check_int
-from kseq.data.image_decoding import DEFAULT_MAX_PIXELS, decode_rows
-from kseq.data.image_inputs import looks_like_an_image
-from kseq.errors import KseqError
+from kseq.data.image_decoding import DEFAULT_MAX_PIXELS
+from kseq.models.preprocessors.image_source import ImageSource
 from kseq.models.preprocessors.preprocessor import Preprocessor
 from kseq.models.preprocessors.text_targets import TextTargets
 from kseq.text import tokenizer_from_config
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class CaptionerPreprocessor(TextTargets, Preprocessor):
+class CaptionerPreprocessor(ImageSource, TextTargets, Preprocessor):
     """Decodes images with the one image function and tokenises captions.
 
     Images are encoded bytes (PNG, JPEG, GIF, BMP, WebP), decoded, composited
@@ -47,15 +46,6 @@ class CaptionerPreprocessor(TextTargets, Preprocessor):
         self.max_target_length = check_int("max_target_length", max_target_length, minimum=2)
         self.max_pixels = check_int("max_pixels", max_pixels)
 
-    @property
-    def input_signature(self):
-        """The search's input: pixels `[B, H, W, 3]` uint8."""
-        return [tf.TensorSpec([None, *self.image_size, 3], tf.uint8, name="images")]
-
-    def images(self, encoded):
-        """`[B]` encoded images -> `(pixels [B, H, W, 3] uint8, valid [B] bool)`."""
-        return decode_rows(encoded, self.image_size, self.max_pixels)
-
     def __call__(self, encoded, captions):
         """Batched: `[B]` encoded images and `[B]` captions -> features and labels."""
         images, valid = self.images(encoded)
@@ -64,12 +54,6 @@ class CaptionerPreprocessor(TextTargets, Preprocessor):
         labels = tf.ragged.map_flat_values(tf.math.multiply, labels, tf.cast(
             tf.gather(valid, labels.value_rowids()), labels.dtype))
         return {"images": images, "decoder_ids": decoder_ids}, labels
-
-    def inference_inputs(self, encoded):
-        """`[B]` encoded images -> `{"images", "valid", "empty" (= not valid), "truncated"}`."""
-        images, valid = self.images(encoded)
-        return {"images": images, "valid": valid, "empty": tf.logical_not(valid),
-                "truncated": tf.zeros_like(valid)}
 
     def padded_widths(self):
         target = self.max_target_length
@@ -81,20 +65,7 @@ class CaptionerPreprocessor(TextTargets, Preprocessor):
         if isinstance(data, tf.data.Dataset):
             return data
         data = list(data)
-        for row, (image, _) in enumerate(data):
-            if not looks_like_an_image(image):
-                raise KseqError(f"Row {row}: a captioner trains on encoded image bytes (PNG, "
-                                f"JPEG, GIF, BMP, WebP); read files first (a TSV for `kseq "
-                                f"train --data` holds `image path<TAB>caption` lines). "
-                                f"Received: {image!r:.60}")
-        bad = []
-        for begin in range(0, len(data), 256):  # decoded once here: a cut file fails now
-            chunk = tf.constant([image for image, _ in data[begin:begin + 256]], tf.string)
-            bad += [begin + int(i) for i in tf.where(~self.images(chunk)[1])[:, 0].numpy()]
-        if bad:
-            raise KseqError(f"{len(bad)} training image(s) do not decode (truncated, or over "
-                            f"max_pixels={self.max_pixels}). Received: rows "
-                            f"{', '.join(map(str, bad[:10]))}" + (" ..." if len(bad) > 10 else ""))
+        self.check_training_images([image for image, _ in data])
         images = tf.constant([image for image, _ in data], tf.string)
         captions = tf.constant([caption for _, caption in data], tf.string)
         return tf.data.Dataset.from_tensor_slices((images, captions))

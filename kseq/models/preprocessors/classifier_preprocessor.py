@@ -1,17 +1,16 @@
 """`ClassifierPreprocessor`: text -> token ids, label names <-> class ids."""
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from kseq.arguments import check_int
-from kseq.errors import KseqError
+from kseq.models.preprocessors.class_labels import ClassLabels
 from kseq.models.preprocessors.preprocessor import Preprocessor, padded_ids
 from kseq.text import tokenizer_from_config
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class ClassifierPreprocessor(Preprocessor):
+class ClassifierPreprocessor(ClassLabels, Preprocessor):
     """Tokenises texts (cut to `max_length`) and maps label names to class ids.
 
     The label names are part of the config, so a saved model answers with
@@ -35,15 +34,10 @@ class ClassifierPreprocessor(Preprocessor):
 
     def __init__(self, tokenizer, label_names, max_length=128):
         self.tokenizer = tokenizer
-        self.label_names = [str(name) for name in label_names]
-        if len(self.label_names) < 2 or len(set(self.label_names)) != len(self.label_names):
-            raise KseqError("`label_names` must hold at least two distinct names. "
-                            f"Received: label_names={label_names!r}")
+        self.set_label_names(label_names)
         self.max_length = check_int("max_length", max_length)
 
-    @property
-    def num_classes(self):
-        return len(self.label_names)
+    input_kind = "text"
 
     @property
     def input_signature(self):
@@ -53,15 +47,6 @@ class ClassifierPreprocessor(Preprocessor):
         """`[B]` strings -> `(ragged ids cut to max_length, truncated [B] bool)`."""
         ragged = self.tokenizer.tokenize(texts)
         return ragged[:, : self.max_length], ragged.row_lengths() > self.max_length
-
-    def label_ids(self, labels):
-        """`[B]` label names (or int ids) -> `[B]` int32 class ids; unknown names -> -1."""
-        labels = tf.convert_to_tensor(labels)
-        if labels.dtype != tf.string:
-            return tf.cast(labels, tf.int32)
-        found = tf.equal(labels[:, None], tf.constant(self.label_names)[None])  # [B, C]
-        index = tf.argmax(tf.cast(found, tf.int32), axis=1, output_type=tf.int32)
-        return tf.where(tf.reduce_any(found, axis=1), index, -1)
 
     def __call__(self, texts, labels):
         token_ids, _ = self.token_ids(texts)
@@ -75,22 +60,6 @@ class ClassifierPreprocessor(Preprocessor):
 
     def padded_widths(self):
         return {"token_ids": self.max_length}, None
-
-    def check_labels(self, labels):
-        """Label names or ids -> ids, or `KseqError` naming the first bad row."""
-        ids = []
-        for row, label in enumerate(labels):
-            if isinstance(label, (bool, np.bool_)):
-                label = None
-            elif isinstance(label, (int, np.integer)) and 0 <= label < self.num_classes:
-                ids.append(int(label))
-                continue
-            elif isinstance(label, str) and label in self.label_names:
-                ids.append(self.label_names.index(label))
-                continue
-            raise KseqError(f"Row {row}: the label must be one of {self.label_names} or a class "
-                            f"id in [0, {self.num_classes}). Received: {label!r}")
-        return ids
 
     def to_dataset(self, data):
         """`(text, label)` pairs (a list; labels checked) or a dataset of them."""

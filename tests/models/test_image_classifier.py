@@ -1,0 +1,84 @@
+"""The image classifier: `SequenceClassifier` over an `ImageEncoder` (one model, two input kinds)."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import kseq
+from image_classifier_fixtures import EXAMPLES, SHAPES, build, draw, overfit
+from testing import run_export_test
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return overfit("attention")
+
+
+def test_it_overfits_and_answers_for_arrays_bytes_and_files(trained, tmp_path):
+    images = [image for image, _ in EXAMPLES]
+    truth = [label for _, label in EXAMPLES]
+    assert [label for label, _ in trained.predict_labels(images)] == truth
+    path = str(tmp_path / "frame.png")
+    with open(path, "wb") as handle:
+        handle.write(images[2])
+    arrays = trained.predict_labels([draw(SHAPES[0], 0), path])
+    assert [label for label, _ in arrays] == ["bar", "frame"]
+    scores = trained.evaluate_labels(EXAMPLES)
+    assert scores["accuracy"] == 1.0 and scores["confusion_matrix"][1] == [0, 4, 0]
+
+
+def test_top_k_probabilities_sum_to_one(trained):
+    top = trained.predict_labels([EXAMPLES[0][0]], top_k=3)[0]
+    assert [label for label, _ in top][0] == "bar"
+    assert sum(p for _, p in top) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_bad_images_and_labels_are_refused_naming_them(trained):
+    with pytest.raises(kseq.errors.KseqError, match=r"1 image\(s\) could not be decoded.*row 1"):
+        trained.predict_labels([EXAMPLES[0][0], b"not an image"])
+    with pytest.raises(kseq.errors.KseqError, match="Row 1: the label must be one of"):
+        trained.preprocessor.to_dataset([(EXAMPLES[0][0], "bar"), (EXAMPLES[1][0], "star")])
+    with pytest.raises(kseq.errors.KseqError, match="Row 0: an image model trains on encoded"):
+        trained.preprocessor.to_dataset([("picture.png", "bar")])
+    with pytest.raises(kseq.errors.KseqError, match="1 training image"):
+        trained.preprocessor.to_dataset([(EXAMPLES[0][0][:-20], "bar")])
+
+
+def test_a_training_image_that_does_not_decode_is_padding():
+    pre = kseq.models.ImageClassifierPreprocessor(list(SHAPES), (8, 8))
+    _, labels = pre(tf.constant([EXAMPLES[0][0], b"junk"]), tf.constant(["dot", "dot"]))
+    assert labels.numpy().tolist() == [1, -1]
+
+
+def test_max_pooling_and_keras_round_trip(tmp_path):
+    model = build("max")
+    path = str(tmp_path / "images.keras")
+    model.save(path)
+    loaded = kseq.models.SequenceClassifier.from_config(model.get_config())
+    restored = keras.saving.load_model(path)
+    images = [image for image, _ in EXAMPLES[:4]]
+    np.testing.assert_allclose(restored.probabilities(images)[0],
+                               model.probabilities(images)[0], atol=1e-6)
+    assert loaded.preprocessor.image_size == (24, 24) and loaded.pooling == "max"
+
+
+@pytest.mark.slow  # an export and a child process: ~15 s
+def test_the_export_serves_image_bytes_and_flags_bad_rows(trained, tmp_path):
+    path = str(tmp_path / "shapes" / "1")
+    trained.export(path)
+    good = [image for image, _ in EXAMPLES[:3]]
+    answers = run_export_test(path, {
+        "mixed": ("serving_default", {"image_bytes": [good[0], b"junk", good[1], good[2]]}),
+        "empty": ("serving_default", {"image_bytes": []})})
+    mixed = answers["mixed"]
+    assert mixed["label"] == ["bar", "", "dot", "frame"]
+    assert mixed["label_id"] == [0, -1, 1, 2] and mixed["valid"] == [True, False, True, True]
+    assert mixed["probabilities"][1] == [0.0, 0.0, 0.0]
+    expected = trained.probabilities(good)[0]
+    np.testing.assert_allclose([mixed["probabilities"][i] for i in (0, 2, 3)], expected,
+                               atol=1e-5)
+    assert answers["empty"]["label"] == []
+    assert os.path.isfile(os.path.join(path, "assets", "labels.txt"))
