@@ -21,7 +21,7 @@ import pytest
 from kseq import zoo
 from kseq.atomic_files import TEMPORARY_PREFIX
 from kseq.data import bucket_batch_sizes, bucket_by_length, filter_by_length, numbers_dataset
-from kseq.data import libreoffice, libreoffice_packages
+from kseq.data import debian_packages, libreoffice, libreoffice_packages
 from kseq.data.libreoffice import build_from_tree, clean_and_split, libreoffice_dataset
 from kseq.data.libreoffice_packages import LibreOfficeDataError
 from kseq.data.mo_catalog import read_mo
@@ -255,7 +255,7 @@ def fake_apt(tmp_path, monkeypatch):
 
     def install(**options):
         apt = FakeApt(str(tree), **options)
-        monkeypatch.setattr(libreoffice_packages, "_run", apt)
+        monkeypatch.setattr(debian_packages, "_run", apt)
         return apt
 
     expected, _ = build_from_tree(str(tree), "fr", held_out_percent=50, progress=lambda m: None)

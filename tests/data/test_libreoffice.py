@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from kseq import zoo
-from kseq.data import libreoffice_packages
+from kseq.data import debian_packages, libreoffice_packages
 from kseq.data.help_paragraphs import read_help_page
 from kseq.data.libreoffice import (
     build_from_tree,
@@ -141,7 +141,7 @@ def test_dataset_caches_splits_notice_and_report(tmp_path):
 def test_unknown_language_and_missing_apt_give_clear_errors(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="'fr', 'de', 'es'.*Received: target_language='xx'"):
         libreoffice_dataset("xx", cache_dir=str(tmp_path))
-    monkeypatch.setattr(libreoffice_packages.shutil, "which", lambda tool: None)
+    monkeypatch.setattr(debian_packages.shutil, "which", lambda tool: None)
     with pytest.raises(LibreOfficeDataError, match="apt-get"):
         libreoffice_packages.fetch_and_unpack("fr", str(tmp_path))
 
@@ -152,7 +152,7 @@ APT = shutil.which("apt-get") and shutil.which("dpkg-deb")
 @pytest.mark.slow
 @pytest.mark.skipif(not APT, reason="apt-get / dpkg-deb not on this machine")
 def test_apt_path_lists_offered_languages_and_unpacks_french(tmp_path):
-    if not libreoffice_packages._apt_lists_present():
+    if not debian_packages.apt_lists_present():
         pytest.skip("no apt package lists here (apt-get update needs root and the mirror)")
     offered = libreoffice_packages.offered_languages()
     assert {"fr", "de", "es"} <= set(offered)
