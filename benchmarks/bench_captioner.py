@@ -105,7 +105,8 @@ def main():
     if args.model:
         model = kseq.training.load_trained(args.model)
     else:
-        model = kseq.zoo.captioner("shapes_captioner", train_captions=data["train"])
+        model = kseq.zoo.captioner("shapes_captioner", load_weights=False,
+                                   train_captions=data["train"])
     images = model.preprocessor.images(tf.constant([i for i, _ in data["train"]]))[0]
     length = model.max_target_length - 1
     ours, peer = kseq_speed(model, images, length), keras_hub_speed(model, images, length)

@@ -21,7 +21,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-MODEL = os.path.join(ROOT, "zoo", "numbers_fr_transformer", "model.keras")
+MODEL = os.path.join(ROOT, "kseq", "presets", "numbers_fr_transformer.keras")
 
 
 def measure(batches):

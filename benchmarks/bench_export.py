@@ -36,7 +36,7 @@ def percentile_ms(times, q):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default="zoo/numbers_fr_transformer/model.keras")
+    parser.add_argument("--model", default="kseq/presets/numbers_fr_transformer.keras")
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--single", type=int, default=100, help="one-sentence requests timed")
     parser.add_argument("--batches", type=int, default=5, help="batches of 64 timed")

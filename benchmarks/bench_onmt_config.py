@@ -56,7 +56,7 @@ def main(argv=None):
         os.path.dirname(os.path.abspath(__file__)), "results", "peer_opennmt_libreoffice.json"))
     parser.add_argument("--json", help="where to write the result")
     args = parser.parse_args(argv)
-    recipe = zoo.merge(zoo.load_recipe("libreoffice_fr_transformer"),
+    recipe = zoo.merge(zoo.load_recipe("libreoffice_en_fr_transformer"),
                        {"training": {"token_budget": TOKEN_BUDGET, "jit_compile": args.jit},
                         "model": {"dropout": args.dropout}},
                        {"training": {"boundaries": args.boundaries}} if args.boundaries else None)

@@ -3,7 +3,7 @@
     python benchmarks/quality_libreoffice.py --arch transformer --minutes 40 \
         --snapshot-minutes 20 --output runs/lo_transformer
 
-Trains the `libreoffice_fr_<arch>` preset with `kseq.training.train` (so the
+Trains the `libreoffice_en_fr_<arch>` preset with `kseq.training.train` (so the
 run is resumable and draws `curves.png`), then reports test BLEU / chrF
 (sacrebleu, raw references, `case:mixed`) greedy and beam 4 (GNMT length
 penalty 0.6, as the OpenNMT-tf peer of issue #6), parameters, and real
@@ -122,7 +122,7 @@ def main(argv=None):
     parser.add_argument("--previous-json",
                         help="the result of the run that trained --output's model.keras")
     args = parser.parse_args(argv)
-    preset = f"libreoffice_fr_{args.arch}"
+    preset = f"libreoffice_en_fr_{args.arch}"
     recipe = zoo.load_recipe(preset)
     os.makedirs(args.output, exist_ok=True)
     snapshot_path = os.path.join(args.output, f"snapshot_{args.snapshot_minutes}min.keras")

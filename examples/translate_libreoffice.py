@@ -18,7 +18,7 @@ from kseq.training import train
 
 
 def main(arch="attention", minutes=20.0, output="runs/libreoffice_example", overrides=None):
-    preset = f"libreoffice_fr_{arch}"
+    preset = f"libreoffice_en_fr_{arch}"
     # 1. Data and model come from the preset; training stops cleanly after `minutes`.
     model, splits, _ = train(preset, output, minutes=minutes, overrides=overrides, verbose=0)
     print(f"{model.count_params():,} parameters; splits "

@@ -46,9 +46,12 @@ def _positive_number(text):
 
 def _presets(args):
     from kseq import zoo
+    from kseq.preset_files import preset_recipe
 
-    print(f"{'preset':28s} {'task':11s} {'arch':24s} description")
+    print(f"{'preset':30s} {'task':11s} {'arch':24s} {'weights':8s} description")
     for name in zoo.presets():
+        entry = preset_recipe(name).get("weights")
+        weights = f"{entry['bytes'] / 1e6:.1f}MB" if entry else "-"
         recipe = zoo.load_recipe(name)
         task = recipe.get("task", "translator")
         model = recipe.get("model", {})
@@ -58,7 +61,7 @@ def _presets(args):
                 f"{model.get('encoder', 'transformer')}+{model.get('pooling', 'mean')}"
                 if task == "classifier" else f"{model.get('encoder', 'rnn')}+chars"
                 if task == "tagger" else model.get("arch", "transformer"))
-        print(f"{name:28s} {task:11s} {arch:24s} {recipe.get('description', '')}")
+        print(f"{name:30s} {task:11s} {arch:24s} {weights:8s} {recipe.get('description', '')}")
 
 
 def _train(args):
@@ -156,6 +159,7 @@ def _evaluation_pairs(model_dir, data, model=None):
     """`--data` as a TSV file, or the test/valid split of the data the run trained on."""
     from kseq import zoo
     from kseq.data.parallel_text import read_tsv
+    from kseq.preset_files import is_preset
     from kseq.run_folder import RunFolder
     from kseq.training import load_data
 
@@ -168,6 +172,8 @@ def _evaluation_pairs(model_dir, data, model=None):
 
             pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(data)))
         return pairs
+    if data in ("test", "valid") and not os.path.exists(model_dir) and is_preset(model_dir):
+        return zoo.build_data(zoo.load_recipe(model_dir))[data]  # a shipped preset's data
     run = RunFolder(model_dir)
     recipe_path = run.file("recipe.json")
     if data not in ("test", "valid") or not os.path.isfile(recipe_path):
@@ -221,6 +227,9 @@ def _export(args):
     print(f"exported {version_dir} (models.config in {base or '.'})")
 
 
+MODEL_HELP = "a model folder (kseq train --output), a .keras file, or a preset with weights"
+
+
 def build_parser():
     parser = _Parser(prog="kseq", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -238,7 +247,7 @@ def build_parser():
     train.set_defaults(run=_train)
 
     translate = commands.add_parser("translate", help="translate arguments or stdin lines")
-    translate.add_argument("model_dir")
+    translate.add_argument("model_dir", help=MODEL_HELP)
     translate.add_argument("texts", nargs="*")
     translate.add_argument("--beam", type=_integer(1), default=4)
     translate.add_argument("--n-best", type=_integer(1), default=1)
@@ -247,7 +256,7 @@ def build_parser():
     translate.set_defaults(run=_translate)
 
     caption = commands.add_parser("caption", help="caption image files (path<TAB>caption lines)")
-    caption.add_argument("model_dir")
+    caption.add_argument("model_dir", help=MODEL_HELP)
     caption.add_argument("images", nargs="+", metavar="IMAGE",
                          help="PNG, JPEG, GIF, BMP or WebP files")
     caption.add_argument("--beam", type=_integer(1), default=4)
@@ -259,19 +268,19 @@ def build_parser():
     classify = commands.add_parser("classify", help="label and probability per argument or "
                                                     "stdin line (image files for an image "
                                                     "classifier)")
-    classify.add_argument("model_dir")
+    classify.add_argument("model_dir", help=MODEL_HELP)
     classify.add_argument("texts", nargs="*", metavar="text_or_image")
     classify.add_argument("--top-k", type=_integer(1), default=1)
     classify.set_defaults(run=_classify)
 
     tag = commands.add_parser("tag", help="word/TAG per word of each argument or stdin line")
-    tag.add_argument("model_dir")
+    tag.add_argument("model_dir", help=MODEL_HELP)
     tag.add_argument("texts", nargs="*")
     tag.set_defaults(run=_tag)
 
     evaluate = commands.add_parser("evaluate", help="BLEU / chrF with sacrebleu's signature; "
                                                     "accuracy / F1 for classifiers")
-    evaluate.add_argument("model_dir")
+    evaluate.add_argument("model_dir", help=MODEL_HELP)
     evaluate.add_argument("--data", required=True, help="TSV file, or test/valid")
     evaluate.add_argument("--beam", type=_integer(1), default=4)
     evaluate.add_argument("--limit", type=_integer(1), help="score the first N pairs")
@@ -280,7 +289,7 @@ def build_parser():
     evaluate.set_defaults(run=_evaluate)
 
     export = commands.add_parser("export", help="write a TF Serving SavedModel")
-    export.add_argument("model_dir")
+    export.add_argument("model_dir", help=MODEL_HELP)
     export.add_argument("--output", required=True, help="BASE/NAME; writes BASE/NAME/VERSION")
     export.add_argument("--version", type=_integer(1), help="default: the next free number")
     export.add_argument("--beam", type=_integer(1), default=4)

@@ -45,6 +45,7 @@ from kseq.data.image_inputs import read_image_pairs
 from kseq.data.parallel_text import read_tsv
 from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
+from kseq.preset_files import is_preset, load_preset_model
 from kseq.recipe_checks import check_recipe
 from kseq.run_folder import RunFolder, check_output_folder
 from kseq.training_callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudget,
@@ -106,7 +107,10 @@ def _model_from_config(run, recipe):
 
 
 def load_trained(model_dir):
-    """Loads `model_dir/model.keras` (or a `.keras` path) with a clear error when missing or bad."""
+    """Loads `model_dir/model.keras` (or a `.keras` path, or a preset name with shipped
+    weights) with a clear error when missing or bad."""
+    if not os.path.exists(model_dir) and is_preset(model_dir):
+        return load_preset_model(model_dir)
     path = model_dir if str(model_dir).endswith(".keras") else os.path.join(model_dir, "model.keras")
     if not os.path.isfile(path):
         raise KseqError(f"No trained model here: expected {path}. Received: {model_dir}")

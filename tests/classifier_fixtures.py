@@ -23,7 +23,8 @@ def make_examples(count=24, seed=0):
 EXAMPLES = make_examples()
 TINY = {"transformer": dict(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32),
         "rnn": dict(hidden_dim=16, cell="gru"),
-        "conv": dict(num_layers=2, hidden_dim=16, embedding_dim=16)}
+        "conv": dict(num_layers=2, hidden_dim=16, embedding_dim=16),
+        "ngrams": dict(embedding_dim=16, ngram_buckets=64)}
 
 
 def build(encoder="transformer", pooling="mean", **options):

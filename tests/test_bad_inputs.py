@@ -18,7 +18,8 @@ from kseq.cli import main
 from kseq.errors import KseqError
 from kseq.training import train
 
-ZOO_MODEL = os.path.join(os.path.dirname(__file__), "..", "zoo", "numbers_fr_transformer")
+SHIPPED = os.path.join(os.path.dirname(__file__), "..", "kseq", "presets",
+                       "numbers_fr_transformer.keras")
 
 
 def snapshot(folder):
@@ -36,7 +37,8 @@ def snapshot(folder):
 def workspace(tmp_path_factory):
     """A model folder (the shipped model), a run folder with a recipe, and odd files."""
     root = tmp_path_factory.mktemp("bad_inputs")
-    shutil.copytree(ZOO_MODEL, root / "model")
+    (root / "model").mkdir()
+    shutil.copyfile(SHIPPED, root / "model" / "model.keras")
     run = root / "run"
     run.mkdir()
     (run / "recipe.json").write_text(json.dumps(zoo.load_recipe("numbers_fr_tiny")))
@@ -117,7 +119,7 @@ def test_failed_train_leaves_no_folder_and_keeps_an_existing_recipe(workspace, t
 
 @pytest.fixture(scope="module")
 def model():
-    return keras.saving.load_model(os.path.join(ZOO_MODEL, "model.keras"))
+    return keras.saving.load_model(SHIPPED)
 
 
 @pytest.mark.parametrize("call, named", [
@@ -168,6 +170,6 @@ def test_invalid_text_becomes_replacement_characters_not_a_failed_batch(model, c
     # One invalid UTF-8 line on stdin: every line is translated, the batch survives.
     stdin = io.TextIOWrapper(io.BytesIO(b"four\n\xff\xfe bad line\nseven\n"), encoding="utf-8")
     monkeypatch.setattr("sys.stdin", stdin)
-    assert main(["translate", ZOO_MODEL, "--beam", "1"]) == 0
+    assert main(["translate", "numbers_fr_transformer", "--beam", "1"]) == 0  # a preset name
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and lines[0] == "quatre" and lines[2] == "sept"

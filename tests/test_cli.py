@@ -11,7 +11,7 @@ def test_presets_lists_names_with_task_and_architecture(capsys):
     assert lines[0].split()[:3] == ["preset", "task", "arch"]
     rows = {line.split()[0]: line.split()[1:3] for line in lines[1:]}
     assert rows["numbers_fr_tiny"] == ["translator", "transformer"]
-    assert rows["libreoffice_fr_conv"] == ["translator", "conv"]
+    assert rows["libreoffice_en_fr_conv"] == ["translator", "conv"]
 
 
 def test_clear_errors_without_tracebacks(tmp_path, capsys):

@@ -41,6 +41,8 @@ EXAMPLES = {
     "MaskedAccuracy": lambda: kseq.metrics.MaskedAccuracy(),
     "MaskedSparseCrossEntropy": lambda: kseq.metrics.MaskedSparseCrossEntropy(),
     "MultiHeadSelfAttention": lambda: kseq.layers.MultiHeadSelfAttention(2, 4),
+    "NgramEncoder": lambda: kseq.models.encoders.NgramEncoder(7, embedding_dim=4,
+                                                              ngram_buckets=8),
     "RnnDecoder": lambda: kseq.models.decoders.RnnDecoder(7),
     "RnnEncoder": lambda: kseq.models.encoders.RnnEncoder(7),
     "SequenceClassifier": lambda: kseq.models.build_classifier(TOKENIZER, ["a", "b"], "rnn",

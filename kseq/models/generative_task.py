@@ -104,8 +104,12 @@ class GenerativeTask(Task):
             if prompts:
                 signature += [tf.TensorSpec([None, None], tf.int32, name="prompt_ids"),
                               tf.TensorSpec([None], tf.int32, name="prompt_lengths")]
+            # No autograph (the search is explicit `tf.while_loop`s, as in the exports):
+            # autograph re-reads the source at trace time, so a file edited while a long
+            # training runs could be traced instead of the code that was loaded.
             cache[key] = tf.function(lambda inputs, *prompt: self.search(inputs, settings, *prompt),
-                                     input_signature=signature, jit_compile=xla or None)
+                                     input_signature=signature, jit_compile=xla or None,
+                                     autograph=False)
         return cache[key]
 
     def generate(self, inputs, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,

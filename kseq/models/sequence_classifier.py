@@ -55,6 +55,8 @@ class SequenceClassifier(Task):
     (True, True)
     """
 
+    preset_task = "classifier"
+
     label_pad_id = -1  # class labels have no padding id
 
     def __init__(self, encoder, preprocessor, pooling="mean", dropout=0.1, **kwargs):
@@ -131,7 +133,7 @@ class SequenceClassifier(Task):
         for begin in range(0, len(inputs), batch_size):
             chunk = tf.constant(inputs[begin:begin + batch_size], tf.string)
             model_inputs = self.preprocessor.inference_inputs(chunk)
-            logits = self({self.input_name: model_inputs[self.input_name]}, training=False)
+            logits = self.inference_logits({self.input_name: model_inputs[self.input_name]})
             rows.append(ops.convert_to_numpy(ops.softmax(logits, axis=-1)))
             empty.append(model_inputs["empty"].numpy())
         if not rows:

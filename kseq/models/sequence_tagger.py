@@ -42,6 +42,8 @@ class SequenceTagger(Task):
     (['the', 'dog', 'runs'], 3)
     """
 
+    preset_task = "tagger"
+
     label_pad_id = -1  # tag 0 is a real tag
 
     def __init__(self, encoder, preprocessor, dropout=0.1, **kwargs):
@@ -82,11 +84,11 @@ class SequenceTagger(Task):
         """`[B]` sentences (words separated by spaces) -> ragged tag ids `[B, (W)]`, one per
         word that starts within `max_length` characters, and `truncated [B]`."""
         inputs = self.preprocessor.inference_inputs(sentences)
-        logits = self({"char_ids": inputs["char_ids"]}, training=False)  # [B, T, C]
+        logits = self.inference_logits({"char_ids": inputs["char_ids"]})  # [B, T, C]
         best = tf.argmax(logits, axis=-1, output_type=tf.int32)
         return tf.ragged.boolean_mask(best, inputs["starts"]), inputs["truncated"]
 
-    def tag(self, sentences, batch_size=128):
+    def tag(self, sentences, batch_size=256):
         """Tags sentences: each item a `str` (split on whitespace) or a list of words.
 
         Returns `(words, tags)` per sentence, lists of equal length; an empty
@@ -123,7 +125,7 @@ class SequenceTagger(Task):
                                 f"Received: {type(sentence).__name__}")
         return sentences
 
-    def evaluate_tags(self, pairs, batch_size=128):
+    def evaluate_tags(self, pairs, batch_size=256):
         """Token accuracy, macro-F1 and per-tag P/R/F1 over `(words, tags)` pairs (words past
         `max_length` characters, which get no tag, are left out)."""
         from kseq.metrics.classification_scores import classification_scores

@@ -31,9 +31,12 @@ import inspect
 import logging
 
 import keras
+import tensorflow as tf  # eager or graph: see `inference_logits`
 
+from kseq.errors import KseqError
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
 from kseq.models.real_rows_train_step import real_rows_train_step
+from kseq.preset_files import canonical_name, has_weights, load_preset_model, preset_recipe
 from kseq.schedules import WarmupInverseSqrt
 
 logger = logging.getLogger("kseq")
@@ -56,6 +59,40 @@ class Task(keras.Model):
     # Labels equal to this are padding, ignored by loss and metrics. A task whose
     # labels are classes (no padding id) sets -1, which bucketing writes in padding rows.
     label_pad_id = 0
+    # The recipe `"task"` of this class's presets (a subclass sets it).
+    preset_task = None
+
+    @classmethod
+    def from_preset(cls, name, load_weights=True):
+        """A shipped preset's model, by keras-hub's convention.
+
+        `load_weights=True` gives the trained model (weights checked against
+        the catalog's SHA-256); False the same architecture and vocabulary,
+        freshly initialised. A preset without weights says so:
+        `kseq.zoo.<task>(name, load_weights=False)` builds it from its data,
+        `kseq train NAME` trains it.
+
+        Example:
+        >>> import kseq
+        >>> kseq.models.Translator.from_preset("numbers_fr_transformer").translate(["nine"])
+        ['neuf']
+        """
+        task = preset_recipe(name).get("task", "translator")
+        if cls.preset_task and task != cls.preset_task:
+            raise KseqError(f"{canonical_name(name)!r} is a {task} preset, not a "
+                            f"{cls.preset_task} one. Received: {cls.__name__}.from_preset"
+                            f"({name!r})")
+        if not load_weights and not has_weights(name):
+            raise KseqError(f"The preset {canonical_name(name)!r} ships no trained model to "
+                            f"take the vocabulary from: `kseq.zoo.{task}({canonical_name(name)!r}"
+                            f", load_weights=False)` builds it from its data. Received: "
+                            f"load_weights=False")
+        model = load_preset_model(name)
+        if load_weights:
+            return model
+        fresh = type(model).from_config(model.get_config())  # new initial weights
+        fresh.recipe = model.recipe
+        return fresh.compile_from_recipe(model.recipe.get("training", {}))
 
     def compile_from_recipe(self, training):
         """Compiles with the recipe's `training` section; returns the model.
@@ -92,6 +129,17 @@ class Task(keras.Model):
         result (a captioner with a frozen backbone: its features).
         """
         return examples
+
+    def inference_logits(self, inputs):
+        """The model's output on `inputs` in inference mode.
+
+        Called eagerly (`predict_labels`, `tag`), it runs Keras's compiled
+        predict function — several times faster than an eager call, which runs
+        op by op; inside a graph (an export's endpoint) it is the plain call.
+        """
+        if tf.executing_eagerly():
+            return tf.convert_to_tensor(self.predict_on_batch(inputs))
+        return self(inputs, training=False)
 
     def export(self, filepath, format="tf_saved_model", **options):
         """Writes the task's `serving_spec(**options)` into `filepath` (a version directory)."""

@@ -48,6 +48,8 @@ class Translator(GenerativeTask):
     1
     """
 
+    preset_task = "translator"
+
     def __init__(self, encoder, decoder, preprocessor, share_source_embedding=False,
                  legacy_layout=False, **kwargs):
         if legacy_layout:

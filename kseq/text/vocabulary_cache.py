@@ -32,6 +32,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import time
 
 from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_text
@@ -139,7 +140,13 @@ def cached_wordpiece(texts, max_size, spec, folder):
         except ValueError as error:  # VocabularyFileError, or no reserved tokens / duplicates
             logger.warning("Ignoring the cached WordPiece vocabulary %s and rebuilding it: %s",
                            path, str(error).replace("\n", " "))
+    # Learning takes minutes on a large corpus: say so rather than sit silent.
+    print(f"[wordpiece] learning a {max_size}-entry vocabulary from {len(texts):,} texts "
+          f"(minutes on a large corpus; cached in {folder})", file=sys.stderr, flush=True)
+    started = time.perf_counter()
     tokenizer = WordPieceTokenizer.build_vocabulary(texts, max_size=max_size, **spec)
+    print(f"[wordpiece] {tokenizer.vocabulary_size} entries learned in "
+          f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     try:
         os.makedirs(folder, exist_ok=True)
         write_vocabulary_file(path, tokenizer.vocabulary)

@@ -13,7 +13,7 @@ import kseq  # noqa: F401  (registers the kseq classes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LEGACY = os.path.join(HERE, "..", "fixtures", "legacy")
-SHIPPED = os.path.join(HERE, "..", "..", "zoo", "numbers_fr_transformer", "model.keras")
+SHIPPED = os.path.join(HERE, "..", "..", "kseq", "presets", "numbers_fr_transformer.keras")
 SHIPPED_SHA256 = "1623f174bf1c954eaa6568eb5e1d033e7966ff8f628fc0f6aae82a68de9cf3c6"
 
 

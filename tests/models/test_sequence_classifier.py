@@ -13,7 +13,7 @@ LABELS = [label for _, label in EXAMPLES]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("encoder, pooling", [("transformer", "mean"), ("rnn", "last"),
-                                              ("conv", "attention")])
+                                              ("conv", "attention"), ("ngrams", "max")])
 def test_each_encoder_and_pooling_overfits_and_passes_the_task_test(encoder, pooling):
     model = overfit(encoder, pooling)
     run_task_test(model, lambda: build(encoder, pooling), EXAMPLES, labels_of, boundaries=(16,),
@@ -23,6 +23,21 @@ def test_each_encoder_and_pooling_overfits_and_passes_the_task_test(encoder, poo
 @pytest.fixture(scope="module")
 def trained():
     return overfit("transformer", "attention")
+
+
+def test_ngram_encoder_pads_and_hashes_pairs():
+    encoder = kseq.models.encoders.NgramEncoder(10, embedding_dim=4, ngram_buckets=16)
+    ids = np.array([[4, 5, 6, 0], [4, 5, 0, 0]], "int32")
+    bigrams = encoder.bigram_ids(ids).numpy()
+    assert bigrams[0, 0] == 0 and bigrams[0, 3] == 0 and bigrams[1, 2:].tolist() == [0, 0]
+    assert bigrams[0, 1] == bigrams[1, 1] == (4 * 1_000_003 + 5) % 16 + 1
+    memory = encoder(ids)
+    np.testing.assert_allclose(memory["final"][1], np.mean(
+        np.concatenate([memory["states"][1, :2], memory["states"][1, 5:6]]), axis=0), atol=1e-6)
+    model = build("ngrams", "mean")
+    alone = model.probabilities([TEXTS[0]])[0]
+    padded = model.probabilities([TEXTS[0], " ".join(["film"] * 15)])[0]
+    np.testing.assert_allclose(alone[0], padded[0], atol=1e-6)
 
 
 def test_padding_never_changes_a_prediction(trained):

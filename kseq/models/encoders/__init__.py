@@ -17,3 +17,4 @@ from kseq.models.encoders.conv_encoder import ConvEncoder
 from kseq.models.encoders.rnn_encoder import RnnEncoder
 from kseq.models.encoders.transformer_encoder import TransformerEncoder
 from kseq.models.encoders.image_encoder import ImageEncoder
+from kseq.models.encoders.ngram_encoder import NgramEncoder

@@ -1,0 +1,83 @@
+"""Quality run behind the README's image-classification figure: kanji radicals.
+
+Trains the `kanji_radical_classifier` preset with `kseq.training.train` for at
+most `--minutes`, then scores accuracy and macro-F1 on the builder's test split
+next to two baselines in the same run: the majority class, and a 1-nearest-
+neighbour copy of the training label by cosine similarity of raw pixels.
+
+    .venv/bin/python benchmarks/quality_kanji_radicals.py --minutes 10
+
+The data (KANJIDIC, CC BY-SA 3.0; IPA Gothic, IPA Font License) is fetched
+from Debian by the builder; nothing of it is committed.
+"""
+
+import argparse
+import collections
+import io
+import json
+import os
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from kseq import zoo  # noqa: E402
+from kseq.metrics.classification_scores import classification_scores  # noqa: E402
+from kseq.training import train  # noqa: E402
+from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
+
+PRESET = "kanji_radical_classifier"
+
+
+def pixels(pairs):
+    rows = [np.asarray(Image.open(io.BytesIO(png)).convert("L"), "float32").ravel()
+            for png, _ in pairs]
+    rows = 255.0 - np.stack(rows)  # ink, not paper
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-6)
+
+
+def nearest_neighbour(train, test):
+    similarity = pixels(test) @ pixels(train).T  # cosine
+    return [train[i][1] for i in similarity.argmax(axis=1)]
+
+
+def scores(truth, predicted, names):
+    result = classification_scores([names.index(t) for t in truth],
+                                   [names.index(p) for p in predicted], names)
+    return {"accuracy": round(result["accuracy"], 4), "macro_f1": round(result["macro_f1"], 4)}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--output", default="runs/quality_kanji_radicals")
+    parser.add_argument("--result", default="benchmarks/results/quality_kanji_radicals.json")
+    args = parser.parse_args()
+    keras.utils.set_random_seed(0)
+    started = time.perf_counter()
+    model, splits, _ = train(PRESET, args.output, minutes=args.minutes, verbose=2)
+    seconds = time.perf_counter() - started
+    names, test = model.label_names, splits["test"]
+    truth = [label for _, label in test]
+    majority = collections.Counter(label for _, label in splits["train"]).most_common(1)[0][0]
+    predicted = [label for label, _ in model.predict_labels([image for image, _ in test])]
+    result = {"preset": PRESET, "recipe": zoo.load_recipe(PRESET), "minutes_cap": args.minutes,
+              "wall_seconds": round(seconds, 1), "parameters": model.count_params(),
+              "optimizer_steps": int(model.optimizer.iterations.numpy()),
+              "images": {name: len(pairs) for name, pairs in splits.items()},
+              "classes": len(names),
+              "majority_class": {"label": majority, **scores(truth, [majority] * len(test), names)},
+              "nearest_neighbour_pixels": scores(truth, nearest_neighbour(splits["train"], test),
+                                                 names),
+              "kseq": scores(truth, predicted, names), "cpu_flags": cpu_flags()}
+    with open(args.result, "w", encoding="utf-8") as handle:
+        json.dump(result, handle, indent=2, ensure_ascii=False)
+    print(json.dumps({k: v for k, v in result.items() if k not in ("recipe", "cpu_flags")},
+                     indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

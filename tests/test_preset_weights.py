@@ -1,0 +1,170 @@
+"""Presets that ship trained weights: loaded by name everywhere, checked, and installable."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kseq
+from kseq import preset_files
+from kseq.errors import KseqError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WITH_WEIGHTS = [name for name in preset_files.presets() if preset_files.has_weights(name)]
+
+
+def test_a_preset_name_loads_its_trained_model_everywhere():
+    model = kseq.zoo.translator("numbers_fr_transformer")
+    assert model.translate(["seven hundred and seventy-seven"]) == ["sept cent soixante-dix-sept"]
+    same = kseq.models.Translator.from_preset("numbers_fr_transformer")
+    assert same.translate(["forty-two"]) == ["quarante-deux"]
+    assert model.recipe["task"] == "translator" and "weights" not in model.recipe
+    with pytest.raises(KseqError, match="is a translator preset, not a captioner"):
+        kseq.models.Captioner.from_preset("numbers_fr_transformer")
+
+
+def test_load_weights_false_builds_the_same_architecture_afresh():
+    trained = kseq.models.Translator.from_preset("numbers_fr_transformer")
+    fresh = kseq.models.Translator.from_preset("numbers_fr_transformer", load_weights=False)
+    assert fresh.count_params() == trained.count_params()
+    assert fresh.preprocessor.source_tokenizer.vocabulary == \
+        trained.preprocessor.source_tokenizer.vocabulary
+    assert not np.allclose(fresh.weights[0].numpy(), trained.weights[0].numpy())
+
+
+def test_a_preset_without_weights_says_how_to_get_them():
+    with pytest.raises(KseqError, match="ships no trained weights: train it with `kseq train "
+                                        "numbers_fr_tiny"):
+        kseq.zoo.translator("numbers_fr_tiny")
+    with pytest.raises(KseqError, match=r"kseq.zoo.classifier\('sms_spam_classifier', "
+                                        "load_weights=False\\)"):
+        kseq.models.SequenceClassifier.from_preset("sms_spam_classifier", load_weights=False)
+    with pytest.raises(KseqError, match="pass load_weights=False. Received: train_pairs"):
+        kseq.zoo.translator("numbers_fr_transformer", train_pairs=[("one", "un")])
+
+
+def test_old_names_are_aliases():
+    assert kseq.zoo.load_recipe("libreoffice_fr_attention") == \
+        kseq.zoo.load_recipe("libreoffice_en_fr_attention")
+    assert "libreoffice_fr_attention" not in kseq.zoo.presets()
+
+
+def test_a_corrupt_weights_file_is_refused_naming_it_and_both_hashes(tmp_path, monkeypatch):
+    for name in ("numbers_fr_transformer.json", "numbers_fr_transformer.keras"):
+        shutil.copyfile(os.path.join(preset_files.presets_folder(), name), tmp_path / name)
+    data = bytearray((tmp_path / "numbers_fr_transformer.keras").read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte
+    (tmp_path / "numbers_fr_transformer.keras").write_bytes(bytes(data))
+    monkeypatch.setattr(preset_files, "presets_folder", lambda: tmp_path)
+    expected = json.loads((tmp_path / "numbers_fr_transformer.json").read_text())["weights"]
+    with pytest.raises(KseqError) as caught:
+        kseq.zoo.translator("numbers_fr_transformer")
+    message = str(caught.value)
+    assert "numbers_fr_transformer.keras" in message and expected["sha256"] in message
+    assert preset_files.file_sha256(tmp_path / "numbers_fr_transformer.keras") in message
+    (tmp_path / "numbers_fr_transformer.keras").unlink()
+    with pytest.raises(KseqError, match="missing from this installation"):
+        kseq.zoo.translator("numbers_fr_transformer")
+
+
+def test_every_catalog_entry_matches_its_file():
+    for name in WITH_WEIGHTS:
+        entry = preset_files.preset_recipe(name)["weights"]
+        path = os.path.join(preset_files.presets_folder(), entry["file"])
+        assert os.path.getsize(path) == entry["bytes"]
+        assert preset_files.file_sha256(path) == entry["sha256"]
+    total = sum(preset_files.preset_recipe(n)["weights"]["bytes"] for n in WITH_WEIGHTS)
+    assert total <= 50_000_000
+
+
+WHEEL_CHECK = """
+import json, sys
+import kseq
+from kseq import preset_files
+assert "site-packages" in kseq.__file__, kseq.__file__
+out = {}
+for name in sys.argv[1:]:
+    model = kseq.zoo.translator(name)
+    out[name] = model.translate(["forty-two"], beam_size=1)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow  # builds the wheel and installs it (no TensorFlow download): ~40 s
+def test_a_wheel_install_loads_every_preset_by_name(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("setup.cfg", "pyproject.toml", "README.md"):
+        shutil.copyfile(os.path.join(ROOT, name), source / name)
+    shutil.copytree(os.path.join(ROOT, "kseq"), source / "kseq",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    run = lambda *command, **kw: subprocess.run(command, capture_output=True, text=True,
+                                                timeout=600, **kw)
+    built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                "-w", str(tmp_path / "dist"), str(source))
+    assert built.returncode == 0, built.stderr[-2000:]
+    venv = tmp_path / "venv"
+    assert run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+               str(venv)).returncode == 0
+    python = str(venv / "bin" / "python")
+    site = run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    # The project's venv holds TensorFlow: put it on the path (its .pth files, among them
+    # kseq's editable finder, are not read), then install the wheel without dependencies.
+    outer = [p for p in sys.path if p.endswith("site-packages")][0]
+    with open(os.path.join(site.stdout.strip(), "outer_venv.pth"), "w") as handle:
+        handle.write(outer + "\n")
+    wheel = next((tmp_path / "dist").glob("kseq-*.whl"))
+    installed = run(python, "-m", "pip", "install", "--no-deps", "--no-index", str(wheel))
+    if installed.returncode != 0:  # `--without-pip`: use the outer pip on the new target
+        installed = run(sys.executable, "-m", "pip", "--python", python, "install",
+                        "--no-deps", "--no-index", str(wheel))
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ""}
+    done = run(python, "-c", WHEEL_CHECK, *WITH_WEIGHTS, cwd=str(tmp_path), env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answers["numbers_fr_transformer"] == ["quarante-deux"]
+    cli = run(str(venv / "bin" / "kseq"), "translate", "numbers_fr_transformer", "nine",
+              cwd=str(tmp_path), env=env)
+    assert cli.returncode == 0 and cli.stdout.strip() == "neuf", cli.stderr[-2000:]
+
+
+def test_float16_weights_halve_the_file_and_load_back_as_float32(tmp_path):
+    import keras
+
+    model = kseq.models.Translator.from_preset("numbers_fr_transformer")
+    path = str(tmp_path / "half.keras")
+    preset_files.save_float16_keras(model, path)
+    assert os.path.getsize(path) < 0.6 * os.path.getsize(
+        os.path.join(preset_files.presets_folder(), "numbers_fr_transformer.keras"))
+    half = keras.saving.load_model(path)
+    assert all(w.dtype == "float32" for w in half.weights)
+    for a, b in zip(half.weights, model.weights):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-3, atol=1e-4)
+    assert half.translate(["seven hundred and seventy-seven"]) == ["sept cent soixante-dix-sept"]
+
+
+def test_write_preset_weights_records_the_file_in_the_catalog(tmp_path):
+    shutil.copyfile(os.path.join(preset_files.presets_folder(), "numbers_fr_tiny.json"),
+                    tmp_path / "numbers_fr_tiny.json")
+    model = kseq.models.Translator.from_preset("numbers_fr_transformer")
+    entry = preset_files.write_preset_weights(model, "numbers_fr_tiny", folder=tmp_path)
+    recipe = json.loads((tmp_path / "numbers_fr_tiny.json").read_text())
+    assert recipe["weights"] == entry and entry["dtype"] == "float16"
+    assert entry["sha256"] == preset_files.file_sha256(tmp_path / "numbers_fr_tiny.keras")
+
+
+@pytest.mark.parametrize("name", WITH_WEIGHTS)
+def test_each_shipped_preset_reproduces_its_cards_slice_figure(name):
+    from kseq.data.parallel_text import read_tsv
+
+    entry = preset_files.preset_recipe(name)["weights"]["slice_200"]
+    pairs, _ = read_tsv(os.path.join(preset_files.presets_folder(), entry["file"]))
+    assert len(pairs) == 200
+    result = kseq.zoo.translator(name).evaluate_bleu(pairs, beam_size=1, print_signature=False)
+    assert abs(result["bleu"] - entry["greedy_bleu"]) <= 0.5
+    assert abs(result["chrf"] - entry["greedy_chrf"]) <= 0.5
