@@ -154,3 +154,15 @@ def test_tag_turkish_example_runs_tiny(tmp_path):
     assert 0.0 < scores["token_accuracy"] <= 1.0
     assert [len(words) for words, _ in model.tag(["Ali okula gitti ."])] == [4]
     assert os.path.isfile(tmp_path / "export" / "1" / "saved_model.pb")
+
+
+@pytest.mark.slow  # a tiny CNN fit on drawn shapes (the kanji data needs apt), an export
+def test_classify_kanji_example_runs_on_given_images(tmp_path):
+    from image_classifier_fixtures import EXAMPLES
+
+    splits = {"train": EXAMPLES * 4, "valid": EXAMPLES[:3], "test": EXAMPLES}
+    model, scores = _example("classify_kanji").main(tiny=True, output=str(tmp_path),
+                                                    splits=splits)
+    assert model.input_name == "images" and len(model.label_names) == 3
+    assert sum(sum(row) for row in scores["confusion_matrix"]) == len(EXAMPLES)
+    assert os.path.isfile(tmp_path / "export" / "1" / "saved_model.pb")

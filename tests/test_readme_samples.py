@@ -35,6 +35,7 @@ PYTHON_SAMPLES = {
          "image_size=32, hidden_dim=16, num_layers=1, num_heads=2, filters=[8]"),
         ("epochs=20", "epochs=1")],
     "prediction_service_pb2_grpc": [],
+    'Translator.from_preset("numbers_fr_transformer", load_weights=False)': [],
     "kseq.data.turkish_pos()": [
         ("splits = kseq.data.turkish_pos()",
          "splits = {k: v[:40] for k, v in kseq.data.turkish_pos().items()}"),
@@ -136,6 +137,15 @@ def test_tagger_sample_runs(workdir):
     words, tags = namespace["model"].tag([["Ali", "eve", "gitti", "."]])[0]
     assert len(words) == len(tags) == 4
     assert os.path.isfile(workdir / "export" / "pos" / "1" / "saved_model.pb")
+
+
+def test_trained_presets_sample_runs():
+    namespace = {}
+    exec(sample('Translator.from_preset("numbers_fr_transformer", load_weights=False)'),
+         namespace)
+    assert namespace["same"].translate(["forty-two"]) == ["quarante-deux"]
+    assert namespace["fresh"].count_params() == namespace["model"].count_params()
+    assert namespace["untrained"].preprocessor.target_tokenizer.vocabulary_size > 4
 
 
 def test_grpc_client_sample_runs_against_a_real_export(workdir, overfit_translator, monkeypatch,
