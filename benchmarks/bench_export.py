@@ -1,6 +1,6 @@
 """Serving speed of an exported SavedModel on CPU, after warm-up (beam 4).
 
-Exports the shipped `zoo/numbers_fr_transformer` model (or `--model`), loads the
+Exports the shipped `numbers_fr_transformer` preset (or `--model`), loads the
 SavedModel with plain TensorFlow + tensorflow-text, and measures latency p50/p99
 for one sentence and throughput for a batch of 64, against the same search run
 through `Translator.translate` in the same process (a ratio). Shape policy:

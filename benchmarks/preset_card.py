@@ -68,16 +68,6 @@ def training_history(model_dir):
         return [{k: float(v) for k, v in row.items() if v} for row in csv.DictReader(handle)]
 
 
-def record_in_catalog(preset, updates):
-    path = os.path.join(ROOT, "kseq", "presets", f"{preset}.json")
-    with open(path, encoding="utf-8") as handle:
-        recipe = json.load(handle)
-    recipe["weights"] = {**recipe["weights"], **updates}
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(recipe, indent=2, ensure_ascii=False) + "\n")
-    return recipe["weights"]
-
-
 def choose_weights(model, preset, full_greedy):
     """float16 unless it costs more than 0.1 BLEU on the full test split; returns the entry
     and the reloaded model's greedy figures."""
@@ -180,7 +170,7 @@ def main():
     slice_figure = {"slice_200": {"file": result["slice_file"],
                                   "greedy_bleu": result["slice_greedy"]["bleu"],
                                   "greedy_chrf": result["slice_greedy"]["chrf"]}}
-    result["weights"] = record_in_catalog(args.preset, slice_figure)
+    result["weights"] = preset_files.update_weights_entry(args.preset, **slice_figure)
     result["cpu_flags"] = cpu_flags()
     emit(result, os.path.join(ROOT, "benchmarks", "results", f"card_{args.preset}.json"))
     os.makedirs(os.path.join(ROOT, "zoo", args.preset), exist_ok=True)

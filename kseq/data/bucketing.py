@@ -133,11 +133,17 @@ def _pad_rows(features, labels, rows, label_padding=None):
     """Pads the batch axis to `rows` (the bucket's batch size) with padding rows.
 
     Padding rows hold id 0 (`<pad>`); a class label, which has no padding id,
-    gets -1 there (`MaskedSparseCrossEntropy(pad_id=-1)` ignores it).
+    gets -1 there (`MaskedSparseCrossEntropy(pad_id=-1)` ignores it). Images
+    (features of rank 4) repeat the batch's own rows instead: their labels are
+    padding all the same, but a trainable batch norm computes its statistics
+    over every row, and black padding images would skew them.
     """
-    missing = tf.cast(rows, tf.int32) - tf.shape(labels)[0]
+    present = tf.shape(labels)[0]
+    missing = tf.cast(rows, tf.int32) - present
 
     def pad(x, value=0):
+        if x.shape.rank == 4:  # [B, H, W, C] pixels: copies of real rows
+            return tf.concat([x, tf.gather(x, tf.range(missing) % present)], axis=0)
         return tf.pad(x, [[0, missing]] + [[0, 0]] * (x.shape.rank - 1), constant_values=value)
 
     if label_padding is None:

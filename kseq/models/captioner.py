@@ -7,7 +7,18 @@ cells), `T` caption length, `V` vocabulary, `N` rows in a search step.
 import keras
 import tensorflow as tf  # tf.data for the cached features
 
+from kseq.data.multilingual_captions import language_tag, languages_in
+from kseq.errors import KseqError
 from kseq.models.generative_task import GenerativeTask
+
+
+def _without_tag(outputs, tag):
+    """Removes the forced language tag from every caption of `generate`'s outputs."""
+    if isinstance(outputs, str):
+        return outputs[len(tag):].lstrip() if outputs.startswith(tag) else outputs
+    if isinstance(outputs, tuple):  # (caption(s), scores, ...)
+        return (_without_tag(outputs[0], tag), *outputs[1:])
+    return [_without_tag(output, tag) for output in outputs]
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -142,8 +153,15 @@ class Captioner(GenerativeTask):
     def raw_input(self, value):
         return bytes(value)
 
+    @property
+    def languages(self):
+        """The caption languages this captioner was trained on (tags in its vocabulary,
+        see `kseq.data.multilingual_captions`); empty for a one-language captioner."""
+        return languages_in(self.target_tokenizer.vocabulary)
+
     def caption(self, images, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
-                batch_size=64, xla=False, return_scores=False, **search_options):
+                batch_size=64, xla=False, return_scores=False, language=None,
+                **search_options):
         """Captions a list of images; returns `list[str]` (`list[list[str]]` for n_best > 1).
 
         Args:
@@ -154,13 +172,27 @@ class Captioner(GenerativeTask):
             beam_size: 1 is greedy search; `sampling=True` samples (see
                 `GenerativeTask.generate` for every search option).
             return_scores: each item becomes `(caption, scores)`.
+            language: for a multilingual captioner (`languages`), the language
+                to caption in: its tag is forced as the first token, and left
+                out of the returned captions.
 
         Raises:
-            KseqError: naming the file or row of an image that cannot be read.
+            KseqError: naming the file or row of an image that cannot be read,
+                or a language the captioner was not trained on.
         """
-        return self.generate(images, beam_size=beam_size, length_penalty=length_penalty,
-                             alpha=alpha, n_best=n_best, batch_size=batch_size, xla=xla,
-                             return_scores=return_scores, **search_options)
+        if language is None:
+            return self.generate(images, beam_size=beam_size, length_penalty=length_penalty,
+                                 alpha=alpha, n_best=n_best, batch_size=batch_size, xla=xla,
+                                 return_scores=return_scores, **search_options)
+        tag = language_tag(language)
+        if language not in self.languages:
+            raise KseqError(f"This captioner captions in {self.languages or 'one language'} "
+                            f"only. Received: language={language!r}")
+        outputs = self.generate(images, beam_size=beam_size, length_penalty=length_penalty,
+                                alpha=alpha, n_best=n_best, batch_size=batch_size, xla=xla,
+                                return_scores=return_scores, prompts=[tag] * len(images),
+                                **search_options)
+        return _without_tag(outputs, tag)
 
     def serving_spec(self, beam_size=4, n_best=1, length_penalty="gnmt", alpha=0.6,
                      max_length=None, xla=False):

@@ -11,6 +11,7 @@ and a `CaptionerPreprocessor`.
 """
 
 from kseq.arguments import check_choice
+from kseq.data.image_decoding import DEFAULT_MAX_PIXELS
 from kseq.models.captioner import Captioner
 from kseq.models.decoders import RnnDecoder, TransformerDecoder
 from kseq.models.image_encoder_architectures import (IMAGE_ENCODERS, build_image_encoder,
@@ -25,7 +26,8 @@ def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer"
                     image_size=64, hidden_dim=128, num_layers=2, num_heads=4,
                     intermediate_dim=512, dropout=0.1, max_target_length=24,
                     filters=(32, 64, 128), trainable_backbone=True, backbone_weights="imagenet",
-                    cell="gru", attention="bahdanau", embedding_dim=None, max_pixels=40_000_000,
+                    cell="gru", attention="bahdanau", embedding_dim=None,
+                    max_pixels=DEFAULT_MAX_PIXELS,
                     augmentation=0.0, dtype=None, name="captioner"):
     """A `Captioner` from flat options (see the module docstring).
 

@@ -10,7 +10,7 @@ maps a recipe's `model` section onto an encoder, a preprocessor and a
   `bidirectional`); `pooling="last"` reads its final states;
 - `"conv"`: `ConvEncoder` (`num_layers`, `embedding_dim`, `hidden_dim`, `kernel_size`);
 - `"ngrams"`: `NgramEncoder`, a bag of words and hashed word pairs
-  (`embedding_dim`, `ngram_buckets`); no order beyond the pair, no length limit.
+  (`embedding_dim`, `ngram_buckets`); no order beyond the pair.
 
 Image encoders (with an `ImageClassifierPreprocessor`; no tokenizer: pass
 None): those of `kseq.models.image_encoder_architectures` (`"small_cnn"`,
@@ -20,6 +20,7 @@ None): those of `kseq.models.image_encoder_architectures` (`"small_cnn"`,
 """
 
 from kseq.arguments import check_choice
+from kseq.data.image_decoding import DEFAULT_MAX_PIXELS
 from kseq.errors import KseqError
 from kseq.layers.sequence_pooling import POOLINGS
 from kseq.models.encoders import ConvEncoder, NgramEncoder, RnnEncoder, TransformerEncoder
@@ -58,8 +59,9 @@ def text_encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, 
                        dtype=dtype, name="encoder")
 
 
-def image_classifier_parts(label_names, encoder, image_size=64, max_pixels=40_000_000,
-                           dropout=0.1, dtype=None, **encoder_options):
+def image_classifier_parts(label_names, encoder, image_size=64,
+                           max_pixels=DEFAULT_MAX_PIXELS, dropout=0.1, dtype=None,
+                           **encoder_options):
     """`(ImageEncoder, ImageClassifierPreprocessor)` for an image classifier."""
     size = image_size_pair(image_size)
     encoder_part = build_image_encoder(encoder, size, dropout=dropout, dtype=dtype,

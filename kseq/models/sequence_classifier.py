@@ -22,6 +22,19 @@ def _model_input(preprocessor):
     return keras.Input(shape=(None,), dtype="int32", name="token_ids")
 
 
+def _check_input_kinds(encoder, preprocessor):
+    """An image encoder needs the image preprocessor (same size), a text encoder the text one."""
+    image_encoder = hasattr(encoder, "image_size")
+    if image_encoder != (preprocessor.input_kind == "images"):
+        raise KseqError(f"The encoder and the preprocessor must read the same input: "
+                        f"{type(encoder).__name__} with {type(preprocessor).__name__}. Received: "
+                        f"{type(encoder).__name__}, {type(preprocessor).__name__}")
+    if image_encoder and list(encoder.image_size) != list(preprocessor.image_size):
+        raise KseqError(f"The encoder and the preprocessor must agree on the image size. "
+                        f"Received: {list(encoder.image_size)} and "
+                        f"{list(preprocessor.image_size)}")
+
+
 @keras.saving.register_keras_serializable(package="kseq")
 class SequenceClassifier(Task):
     """Text or image to class: `{"token_ids" [B, S]}` (or `{"images" [B, H, W, 3]}`)
@@ -61,6 +74,7 @@ class SequenceClassifier(Task):
 
     def __init__(self, encoder, preprocessor, pooling="mean", dropout=0.1, **kwargs):
         check_float("dropout", dropout, minimum=0.0, maximum=1.0)
+        _check_input_kinds(encoder, preprocessor)
         encoder_room = getattr(encoder, "max_length", None)
         if encoder_room is not None and preprocessor.max_length > encoder_room:
             raise ValueError("The encoder's max_length must hold the preprocessor's max_length. "

@@ -82,3 +82,14 @@ def test_the_export_serves_image_bytes_and_flags_bad_rows(trained, tmp_path):
                                atol=1e-5)
     assert answers["empty"]["label"] == []
     assert os.path.isfile(os.path.join(path, "assets", "labels.txt"))
+
+
+def test_an_encoder_and_a_preprocessor_of_other_inputs_are_refused():
+    tokenizer = kseq.text.WordTokenizer.build_vocabulary(["a b"])
+    text = kseq.models.ClassifierPreprocessor(tokenizer, ["x", "y"], 8)
+    image_encoder = kseq.models.encoders.ImageEncoder(kseq.layers.SmallCnn([4]), (8, 8))
+    with pytest.raises(kseq.errors.KseqError, match="must read the same input"):
+        kseq.models.SequenceClassifier(image_encoder, text)
+    images = kseq.models.ImageClassifierPreprocessor(["x", "y"], (16, 16))
+    with pytest.raises(kseq.errors.KseqError, match="agree on the image size"):
+        kseq.models.SequenceClassifier(image_encoder, images)

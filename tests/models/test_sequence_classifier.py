@@ -30,7 +30,7 @@ def test_ngram_encoder_pads_and_hashes_pairs():
     ids = np.array([[4, 5, 6, 0], [4, 5, 0, 0]], "int32")
     bigrams = encoder.bigram_ids(ids).numpy()
     assert bigrams[0, 0] == 0 and bigrams[0, 3] == 0 and bigrams[1, 2:].tolist() == [0, 0]
-    assert bigrams[0, 1] == bigrams[1, 1] == (4 * 1_000_003 + 5) % 16 + 1
+    assert bigrams[0, 1] == bigrams[1, 1] == ((4 * 10 + 5) * 486_187_739 + 1) % (2**34 - 41) % 16 + 1
     memory = encoder(ids)
     np.testing.assert_allclose(memory["final"][1], np.mean(
         np.concatenate([memory["states"][1, :2], memory["states"][1, 5:6]]), axis=0), atol=1e-6)
@@ -38,6 +38,18 @@ def test_ngram_encoder_pads_and_hashes_pairs():
     alone = model.probabilities([TEXTS[0]])[0]
     padded = model.probabilities([TEXTS[0], " ".join(["film"] * 15)])[0]
     np.testing.assert_allclose(alone[0], padded[0], atol=1e-6)
+
+
+def test_ngram_buckets_collide_about_as_often_as_random_draws():
+    encoder = kseq.models.encoders.NgramEncoder(8000, embedding_dim=2, ngram_buckets=50_000)
+    rng = np.random.default_rng(0)
+    pairs = rng.integers(4, 8000, size=(20_000, 2)).astype("int32")
+    buckets = encoder.bigram_ids(pairs).numpy()[:, 1]
+    expected = 50_000 * (1 - (1 - 1 / 50_000) ** 20_000)  # distinct buckets of random draws
+    assert abs(len(set(buckets.tolist())) - expected) < 0.02 * expected
+    # A linear hash maps (a, b) and (a + 1, b - 3) together: this one does not.
+    shifted = encoder.bigram_ids(pairs + np.array([1, -3], "int32")).numpy()[:, 1]
+    assert np.mean(shifted == buckets) < 0.01
 
 
 def test_padding_never_changes_a_prediction(trained):

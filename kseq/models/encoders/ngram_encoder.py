@@ -6,12 +6,17 @@ Shape letters: `B` batch, `S` input length, `E` embedding width.
 import keras
 from keras import ops
 
+from kseq.errors import KseqError
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.models.part import Part, store_arguments
 
-# Bigram (a, b) -> bucket (a·P + b) mod buckets, 1-based (0 is padding). P is prime and
-# larger than any vocabulary, so distinct bigrams collide only through the modulus.
-BIGRAM_PRIME = 1_000_003
+# Bigram (a, b) -> k = a·V + b, a distinct integer per pair, then a universal hash
+# ((α·k + 1) mod p) mod buckets, 1-based (0 is padding): p is prime and above every k, so
+# distinct pairs collide only through the last modulus, about as often as random draws
+# would. α·k stays below 2^63 (int64) for vocabularies up to `MAX_VOCABULARY`.
+HASH_PRIME = 2 ** 34 - 41
+HASH_MULTIPLIER = 486_187_739
+MAX_VOCABULARY = 131_000  # V² < HASH_PRIME
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -38,7 +43,8 @@ class NgramEncoder(Part):
     Returns:
         `{"states": [B, 2S, E], "mask": [B, 2S] bool, "final": [B, E]}`: the
         unigrams then the bigrams (position 0's bigram and any pair touching
-        padding are masked); `"final"` is the mean of the real positions.
+        padding are masked; `[B, S]` without bigrams); `"final"` is the mean
+        of the real positions.
 
     Example:
     >>> import numpy as np, kseq
@@ -53,6 +59,10 @@ class NgramEncoder(Part):
     def __init__(self, vocabulary_size, embedding_dim=64, ngram_buckets=50_000, dropout=0.1,
                  **kwargs):
         super().__init__(**kwargs)
+        if vocabulary_size > MAX_VOCABULARY:
+            raise KseqError(f"NgramEncoder hashes word pairs of vocabularies up to "
+                            f"{MAX_VOCABULARY:,} tokens. Received: vocabulary_size="
+                            f"{vocabulary_size}")
         store_arguments(self, locals())
         dtype, name = self.dtype_policy, self.name
         self.token_embedding = TokenEmbedding(vocabulary_size, embedding_dim, dtype=dtype,
@@ -67,7 +77,8 @@ class NgramEncoder(Part):
         or at the first position."""
         ids = ops.cast(token_ids, "int64")
         previous = ops.pad(ids[:, :-1], [[0, 0], [1, 0]])
-        bucket = (previous * BIGRAM_PRIME + ids) % self.ngram_buckets + 1
+        pair = previous * self.vocabulary_size + ids  # distinct per (previous, current)
+        bucket = (pair * HASH_MULTIPLIER + 1) % HASH_PRIME % self.ngram_buckets + 1
         real = ops.logical_and(ops.not_equal(previous, 0), ops.not_equal(ids, 0))
         return ops.cast(ops.where(real, bucket, 0), "int32")
 

@@ -1,0 +1,60 @@
+"""One captioner, several caption languages: a language tag forced as the first token."""
+
+import keras
+import pytest
+
+import kseq
+from captioner_fixtures import EXAMPLES, TINY
+from kseq.data.multilingual_captions import multilingual_splits
+
+FRENCH = {"a": "un", "an": "un", "above": "dessus", "below": "dessous", "blue": "bleu",
+          "circle": "cercle", "cross": "croix", "diamond": "losange", "green": "vert",
+          "left": "gauche", "of": "de", "orange": "orange", "purple": "violet", "red": "rouge",
+          "right": "droite", "square": "carré", "triangle": "triangle", "yellow": "jaune"}
+
+
+def french(caption):
+    return " ".join(FRENCH[word] for word in caption.split())
+
+
+@pytest.fixture(scope="module")
+def bilingual():
+    splits = multilingual_splits({"en": {"train": EXAMPLES},
+                                  "fr": {"train": [(png, french(c)) for png, c in EXAMPLES]}})
+    keras.utils.set_random_seed(0)
+    model = kseq.zoo.captioner("small_cnn", train_captions=splits["train"],
+                               recipe={"training": {"peak_learning_rate": 5e-3,
+                                                    "warmup_steps": 30, "label_smoothing": 0.0}},
+                               **{**TINY, "max_target_length": 14})
+    data = model.preprocessor.training_dataset(splits["train"], [14], batch_size=32,
+                                               shuffle=False)
+    model.fit(data.cache().repeat(250), epochs=1, steps_per_epoch=250, verbose=0)
+    return model
+
+
+@pytest.mark.slow  # a 250-step overfit: ~30 s
+def test_the_tag_chooses_the_caption_language(bilingual):
+    images = [png for png, _ in EXAMPLES[:6]]
+    assert bilingual.languages == ["en", "fr"]
+    assert bilingual.caption(images, beam_size=1, language="en") == \
+        [c for _, c in EXAMPLES[:6]]
+    assert bilingual.caption(images, beam_size=1, language="fr") == \
+        [french(c) for _, c in EXAMPLES[:6]]
+    best, scores = bilingual.caption(images[:1], language="fr", n_best=2,
+                                     return_scores=True)[0]
+    assert best[0] == french(EXAMPLES[0][1]) and not best[0].startswith("2fr")
+    with pytest.raises(kseq.errors.KseqError, match=r"captions in \['en', 'fr'\] only"):
+        bilingual.caption(images, language="de")
+    with pytest.raises(kseq.errors.KseqError, match="2-3 letter lower-case code"):
+        bilingual.caption(images, language="French")
+
+
+def test_tags_and_merging():
+    from kseq.data.multilingual_captions import language_tag, languages_in
+
+    assert language_tag("fr") == "2fr" and languages_in(["<pad>", "2fr", "2en", "2x", "two"]) \
+        == ["en", "fr"]
+    merged = multilingual_splits({"en": {"test": [(b"i", "a cat", "animals")]},
+                                  "de": {"test": [(b"i", "eine Katze", "animals")]}})
+    assert merged == {"test": [(b"i", "2en a cat", "animals"), (b"i", "2de eine Katze",
+                                                                 "animals")]}
