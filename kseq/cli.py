@@ -128,7 +128,8 @@ def _caption(args):
     if args.plot_attention:
         _check_plot_folder(args.plot_attention)
     model = _load_task(args.model_dir, "caption", "caption")
-    outputs = model.caption(args.images, beam_size=args.beam, n_best=args.n_best)
+    outputs = model.caption(args.images, beam_size=args.beam, n_best=args.n_best,
+                            language=args.language)
     for image, output in zip(args.images, outputs):
         print(f"{image}\t" + (" ||| ".join(output) if isinstance(output, list) else output))
     if args.plot_attention:
@@ -263,6 +264,8 @@ def build_parser():
     caption.add_argument("--n-best", type=_integer(1), default=1)
     caption.add_argument("--plot-attention", metavar="DIR",
                          help="also write one attention PNG per image (greedy)")
+    caption.add_argument("--language", help="caption language of a multilingual captioner "
+                                            "(e.g. fr)")
     caption.set_defaults(run=_caption)
 
     classify = commands.add_parser("classify", help="label and probability per argument or "

@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from captioner_fixtures import EXAMPLES
 from kseq.cli import main
 
 pytestmark = pytest.mark.slow  # one tiny training run: ~15 s
@@ -44,6 +45,10 @@ def test_caption_errors_are_one_line(trained, tmp_path, capsys):
     assert "missing.png" in capsys.readouterr().err
     assert main(["translate", trained, "one"]) == 2
     assert "Captioner" in capsys.readouterr().err
+    good = tmp_path / "good.png"
+    good.write_bytes(EXAMPLES[0][0])
+    assert main(["caption", trained, str(good), "--language", "fr"]) == 2  # one language
+    assert "captions in one language only" in capsys.readouterr().err
 
 
 def test_evaluate_and_export(trained, tmp_path, capsys):
