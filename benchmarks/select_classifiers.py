@@ -56,6 +56,8 @@ def candidates(dataset):
         "rnn_attention": (WORDS, {**rnn, "pooling": "attention"}, word_bounds),
         "rnn_max": (WORDS, {**rnn, "pooling": "max"}, word_bounds),
         "conv_max": (WORDS, {**conv, "pooling": "max"}, word_bounds),
+        "conv_max_k5": (WORDS, {**conv, "kernel_size": 5, "pooling": "max"}, word_bounds),
+        "conv_attention": (WORDS, {**conv, "pooling": "attention"}, word_bounds),
         "transformer_mean": (WORDS, {"encoder": "transformer", "num_layers": 2, "num_heads": 4,
                                      "hidden_dim": 128, "max_length": words, "dropout": 0.3,
                                      "pooling": "mean"}, word_bounds),
