@@ -115,9 +115,9 @@ def card_text(preset, recipe, result):
                 f"validation BLEU per epoch {result['val_bleu_per_epoch']}."
                 if result["epochs"] else "."),
              f"* **Test, full split ({greedy['sentences']:,} pairs)**: greedy BLEU "
-             f"{greedy['bleu']}, chrF {greedy['chrf']}, exact match {greedy['exact_match']}; "
+             f"{greedy['bleu']}, chrF {greedy['chrf']}, exact match {greedy['exact_match']:.3f}; "
              f"beam 4 (GNMT α 0.6) BLEU {beam['bleu']}, chrF {beam['chrf']}, exact match "
-             f"{beam['exact_match']}.",
+             f"{beam['exact_match']:.3f}.",
              f"* **Fixed 200-pair slice** (`kseq/presets/{result['slice_file']}`, checked by the "
              f"tests): greedy BLEU {cut['bleu']}, chrF {cut['chrf']}.",
              f"* **Signatures**: `{greedy['bleu_signature']}`, `{greedy['chrf_signature']}`.",

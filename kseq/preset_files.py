@@ -111,8 +111,17 @@ def _float16_copy(source, target):
             _float16_copy(item, target.create_group(name))
 
 
+def without_optimizer(model):
+    """The same model and weights, uncompiled: its file holds no optimizer state (Adam's
+    two moments would triple a shipped file) and no compile config."""
+    copy = type(model).from_config(model.get_config())
+    copy.set_weights(model.get_weights())
+    return copy
+
+
 def save_float16_keras(model, path):
-    """Saves `model` as a `.keras` file whose float32 weights are stored as float16.
+    """Saves `model` (without optimizer state) as a `.keras` file whose float32 weights
+    are stored as float16.
 
     Keras writes each variable in its own dtype, so the file is rewritten here:
     the archive's `model.weights.h5` is copied with float16 arrays; Keras casts
@@ -125,7 +134,7 @@ def save_float16_keras(model, path):
 
     with tempfile.TemporaryDirectory() as scratch, atomic_path(path) as final:
         plain = os.path.join(scratch, "model.keras")
-        model.save(plain)
+        without_optimizer(model).save(plain)
         with zipfile.ZipFile(plain) as archive, zipfile.ZipFile(final, "w") as out:
             for info in archive.infolist():
                 data = archive.read(info.filename)
@@ -163,7 +172,7 @@ def write_preset_weights(model, name, float16=True, folder=None):
         save_float16_keras(model, path)
     else:
         with atomic_path(path) as scratch:
-            model.save(scratch)
+            without_optimizer(model).save(scratch)
     return update_weights_entry(name, folder, file=f"{name}.keras",
                                 bytes=os.path.getsize(path), sha256=file_sha256(path),
                                 dtype="float16" if float16 else "float32")
