@@ -133,9 +133,12 @@ def main():
         return child()
     print("kseq demo: the shipped LibreOffice translator, its export, then a short training",
           flush=True)
+    # The level silences what TensorFlow logs after start-up; the lines absl prints before
+    # its logging is initialised ignore it, so they are filtered here.
+    env = {"TF_CPP_MIN_LOG_LEVEL": "2", **os.environ}
     process = subprocess.Popen([sys.executable, "-u", "-m", "kseq.demo", "--child"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               bufsize=1)
+                               bufsize=1, env=env)
     for line in process.stdout:
         if not is_noise(line):
             sys.stdout.write(line)
