@@ -51,7 +51,7 @@ import subprocess
 import sys
 import time
 
-from report import emit  # benchmarks/report.py
+from report import cpu_flags, emit  # benchmarks/report.py
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -415,13 +415,7 @@ def bf16_extra(tokenizer, natural, source, size):
     first, seconds, _ = time_fn(model.compiled_search(settings), tf.constant(source))
     result["greedy_forced"] = {"sentences_per_second": round(len(source) / seconds, 1),
                                "first_call_seconds": round(first, 2)}
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            flags = next((line.split(":", 1)[1].split() for line in handle
-                          if line.startswith("flags")), [])
-    except OSError:
-        flags = []
-    result["cpu_bf16_flags"] = sorted(f for f in flags if "bf16" in f)
+    result["cpu_bf16_flags"] = [f for f in cpu_flags() if "bf16" in f]
     return result
 
 
