@@ -17,6 +17,7 @@ import json
 import os
 from importlib import resources
 
+from kseq import rebuilt_backbones
 from kseq.atomic_files import atomic_path, atomic_write_text, file_sha256
 from kseq.errors import KseqError
 
@@ -78,12 +79,21 @@ def checked_weights_path(name):
 
 def load_preset_model(name):
     """Preset `name`'s trained model (weights verified, read with Keras's `safe_mode`),
-    with its recipe in `model.recipe`, compiled with the recipe's training defaults."""
+    with its recipe in `model.recipe`, compiled with the recipe's training defaults.
+    A frozen backbone the file leaves out (`kseq.rebuilt_backbones`) is filled back in
+    from its source first."""
+    import tempfile
+
     import keras
 
     path = checked_weights_path(name)
+    rebuilt = preset_recipe(name)["weights"].get("rebuilt", {})
     try:
-        model = keras.saving.load_model(path, safe_mode=True)
+        with tempfile.TemporaryDirectory() as scratch:
+            complete = _with_rebuilt_backbones(path, rebuilt, scratch) if rebuilt else path
+            model = keras.saving.load_model(complete, safe_mode=True)
+    except KseqError:
+        raise
     except Exception as error:  # noqa: BLE001 - a torn file fails deep inside Keras
         reason = (str(error).splitlines() or [type(error).__name__])[0][:200]
         raise KseqError(f"The weights of preset {canonical_name(name)!r} do not load "
@@ -93,22 +103,63 @@ def load_preset_model(name):
     return model.compile_from_recipe(recipe.get("training", {}))
 
 
-def _float16_copy(source, target):
-    """Copies an HDF5 tree, float32 datasets stored as float16 (attributes kept)."""
+def _with_rebuilt_backbones(path, rebuilt, scratch):
+    """A copy of the `.keras` file at `path` in `scratch` with the left-out backbones'
+    arrays filled in from their sources (`{group: {"source", "arrays"}}`)."""
+    import h5py
+
+    complete = os.path.join(scratch, os.path.basename(path))
+
+    def fill(weights_file):
+        with h5py.File(weights_file, "r+") as target:
+            for group, entry in rebuilt.items():
+                written = rebuilt_backbones.fill_group(target, group, entry["source"])
+                rebuilt_backbones.check_filled(path, group, written, entry["arrays"])
+
+    _rewrite_archive(path, complete, fill, scratch)
+    return complete
+
+
+def _rewrite_archive(path, target, change_weights, scratch):
+    """Copies the `.keras` zip `path` to `target`, its `model.weights.h5` passed through
+    `change_weights(file_path)` (which edits that file in place)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive, zipfile.ZipFile(target, "w") as out:
+        for info in archive.infolist():
+            data = archive.read(info.filename)
+            if info.filename.endswith(".weights.h5"):
+                weights_file = os.path.join(scratch, "weights.h5")
+                with open(weights_file, "wb") as handle:
+                    handle.write(data)
+                change_weights(weights_file)
+                with open(weights_file, "rb") as handle:
+                    data = handle.read()
+                os.remove(weights_file)
+            out.writestr(info, data)
+
+
+def _copy_tree(source, target, float16, left_out, path=""):
+    """Copies an HDF5 tree (attributes kept): float32 arrays as float16 if `float16`; the
+    arrays under the group paths in `left_out` are dropped, their groups kept."""
     import numpy as np
 
     for key, value in source.attrs.items():
         target.attrs[key] = value
+    dropped = any(path == group or path.startswith(group + "/") for group in left_out)
     for name, item in source.items():
-        if hasattr(item, "dtype"):  # a dataset
-            data = item[()]
-            if item.dtype == np.float32:
-                data = data.astype(np.float16)
-            copied = target.create_dataset(name, data=data)
-            for key, value in item.attrs.items():
-                copied.attrs[key] = value
-        else:
-            _float16_copy(item, target.create_group(name))
+        if not hasattr(item, "dtype"):  # a group
+            _copy_tree(item, target.create_group(name), float16, left_out, f"{path}/{name}"
+                       .lstrip("/"))
+            continue
+        if dropped:
+            continue
+        data = item[()]
+        if float16 and item.dtype == np.float32:
+            data = data.astype(np.float16)
+        copied = target.create_dataset(name, data=data)
+        for key, attribute in item.attrs.items():
+            copied.attrs[key] = attribute
 
 
 def without_optimizer(model):
@@ -119,60 +170,69 @@ def without_optimizer(model):
     return copy
 
 
-def save_float16_keras(model, path):
-    """Saves `model` (without optimizer state) as a `.keras` file whose float32 weights
-    are stored as float16.
+def save_shipped_keras(model, path, float16=True, left_out=()):
+    """Saves `model` (without optimizer state) as a `.keras` file, its float32 weights
+    stored as float16 if `float16`, and none of the arrays of the top-level layers in
+    `left_out` (frozen backbones rebuilt on loading: their groups stay, empty). Returns
+    `{group path: arrays left out}`.
 
     Keras writes each variable in its own dtype, so the file is rewritten here:
     the archive's `model.weights.h5` is copied with float16 arrays; Keras casts
     them back to the variables' float32 when loading. Halves the file.
     """
     import tempfile
-    import zipfile
 
     import h5py
 
+    counts = {}
     with tempfile.TemporaryDirectory() as scratch, atomic_path(path) as final:
         plain = os.path.join(scratch, "model.keras")
         without_optimizer(model).save(plain)
-        with zipfile.ZipFile(plain) as archive, zipfile.ZipFile(final, "w") as out:
-            for info in archive.infolist():
-                data = archive.read(info.filename)
-                if info.filename.endswith(".weights.h5"):
-                    original, halved = (os.path.join(scratch, n) for n in ("w.h5", "w16.h5"))
-                    with open(original, "wb") as handle:
-                        handle.write(data)
-                    with h5py.File(original, "r") as source, h5py.File(halved, "w") as target:
-                        _float16_copy(source, target)
-                    with open(halved, "rb") as handle:
-                        data = handle.read()
-                out.writestr(info, data)
+
+        def rewrite(weights_file):
+            with h5py.File(weights_file, "r") as source:
+                groups = [rebuilt_backbones.group_of(source, layer) for layer in left_out]
+                counts.update({g: rebuilt_backbones.dataset_count(source[g]) for g in groups})
+                with h5py.File(weights_file + ".new", "w") as target:
+                    _copy_tree(source, target, float16, tuple(groups))
+            os.replace(weights_file + ".new", weights_file)
+
+        _rewrite_archive(plain, final, rewrite, scratch)
+    return counts
+
+
+def save_float16_keras(model, path):
+    """`save_shipped_keras` with float16 arrays and nothing left out."""
+    save_shipped_keras(model, path, float16=True)
 
 
 def update_weights_entry(name, folder=None, **fields):
     """Merges `fields` into preset `name`'s catalog entry (its recipe's `"weights"`), the
-    recipe file replaced whole; returns the entry."""
+    recipe file replaced whole; a field set to None is removed. Returns the entry."""
     recipe_path = os.path.join(os.fspath(folder or presets_folder()), f"{name}.json")
     with open(recipe_path, encoding="utf-8") as handle:
         recipe = json.load(handle)
-    recipe["weights"] = {**recipe.get("weights", {}), **fields}
+    merged = {**recipe.get("weights", {}), **fields}
+    recipe["weights"] = {key: value for key, value in merged.items() if value is not None}
     atomic_write_text(recipe_path, json.dumps(recipe, indent=2, ensure_ascii=False) + "\n")
     return recipe["weights"]
 
 
 def write_preset_weights(model, name, float16=True, folder=None):
     """Writes `model` as preset `name`'s weights (`<name>.keras`, float16 arrays unless
-    `float16=False`) beside its recipe, and records the file in the recipe's catalog
-    entry (`weights`: file, bytes, sha256, dtype). Returns the entry. For maintainers:
-    `benchmarks/preset_card.py` calls it for the checkpoint it chose. Both files are
-    written under temporary names and moved into place (a kill leaves the old ones)."""
+    `float16=False`, a frozen pretrained backbone left out: `kseq.rebuilt_backbones`)
+    beside its recipe, and records the file in the recipe's catalog entry (`weights`:
+    file, bytes, sha256, dtype, and `rebuilt` for a left-out backbone). Returns the
+    entry. For maintainers: `benchmarks/preset_card.py` calls it for the checkpoint it
+    chose. Both files are written under temporary names and moved into place (a kill
+    leaves the old ones)."""
     folder = os.fspath(folder or presets_folder())
     path = os.path.join(folder, f"{name}.keras")
-    if float16:
-        save_float16_keras(model, path)
-    else:
-        with atomic_path(path) as scratch:
-            without_optimizer(model).save(scratch)
+    frozen = rebuilt_backbones.frozen_layers(model)
+    counts = save_shipped_keras(model, path, float16=float16, left_out=tuple(frozen))
+    rebuilt = {group: {"source": source, "arrays": arrays}
+               for (group, arrays), source in zip(counts.items(), frozen.values())}
     return update_weights_entry(name, folder, file=f"{name}.keras",
                                 bytes=os.path.getsize(path), sha256=file_sha256(path),
-                                dtype="float16" if float16 else "float32")
+                                dtype="float16" if float16 else "float32",
+                                rebuilt=rebuilt or None)

@@ -172,3 +172,27 @@ def test_each_shipped_preset_reproduces_its_cards_slice_figure(name):
     result = kseq.zoo.translator(name).evaluate_bleu(pairs, beam_size=1, print_signature=False)
     assert abs(result["bleu"] - entry["greedy_bleu"]) <= 0.5
     assert abs(result["chrf"] - entry["greedy_chrf"]) <= 0.5
+
+
+def test_a_frozen_imagenet_backbone_is_left_out_of_the_shipped_file_and_rebuilt(tmp_path,
+                                                                               monkeypatch):
+    from captioner_fixtures import EXAMPLES, TINY, images
+
+    options = {k: v for k, v in TINY.items() if k != "filters"}
+    model = kseq.zoo.captioner("efficientnet_lite0", train_captions=EXAMPLES,
+                               trainable_backbone=False, **options)
+    (tmp_path / "tiny_captioner.json").write_text(json.dumps({"task": "captioner"}))
+    entry = preset_files.write_preset_weights(model, "tiny_captioner", folder=tmp_path)
+    backbone = model.encoder.backbone
+    assert entry["rebuilt"] == {"layers/efficient_net_lite0": {
+        "source": "efficientnet_lite0/imagenet", "arrays": len(backbone.weights)}}
+    assert entry["bytes"] < 1_000_000  # the headless backbone alone is 6.8 MB in float16
+    monkeypatch.setattr(preset_files, "presets_folder", lambda: tmp_path)
+    loaded = preset_files.load_preset_model("tiny_captioner")
+    for ours, theirs in zip(backbone.weights, loaded.encoder.backbone.weights):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())  # float32, rebuilt
+    assert loaded.caption(images()[:4], beam_size=1) == model.caption(images()[:4], beam_size=1)
+    # A backbone that differs from ImageNet's in one value is shipped whole.
+    backbone.weights[0].assign(backbone.weights[0] + 1.0)
+    entry = preset_files.write_preset_weights(model, "tiny_captioner", folder=tmp_path)
+    assert "rebuilt" not in entry and entry["bytes"] > 6_000_000

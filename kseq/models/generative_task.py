@@ -18,6 +18,7 @@ import tensorflow as tf
 from kseq.arguments import check_choice, check_float, check_int, check_texts
 from kseq.decoding import beam_search, greedy_search, sample
 from kseq.decoding.length_penalty import LENGTH_PENALTIES
+from kseq.decoding.mbr import mbr_choice
 from kseq.errors import KseqError
 from kseq.metrics.bleu_callback import BleuCallback
 from kseq.metrics.text_scores import corpus_scores
@@ -25,6 +26,22 @@ from kseq.models.task import Task
 from kseq.text.tokenizer import END_ID, START_ID
 
 logger = logging.getLogger("kseq")
+
+
+def check_mbr(mbr, temperature, beam_size, n_best, search_options):
+    """Validates `generate`'s MBR options (one choice out of a beam); returns the
+    temperature as a float."""
+    if not isinstance(mbr, bool):
+        raise KseqError(f"`mbr` must be True or False. Received: mbr={mbr!r}")
+    temperature = check_float("mbr_temperature", temperature, minimum=0.0,
+                              exclusive_minimum=True)
+    if mbr and (search_options.get("sampling") or n_best != 1 or
+                not isinstance(beam_size, int) or beam_size < 2):
+        raise KseqError("`mbr=True` chooses one output among a beam's hypotheses: it needs "
+                        f"beam_size >= 2, n_best=1 and no sampling. Received: beam_size="
+                        f"{beam_size!r}, n_best={n_best!r}, "
+                        f"sampling={search_options.get('sampling', False)!r}")
+    return temperature
 
 
 class GenerativeTask(Task):
@@ -114,7 +131,7 @@ class GenerativeTask(Task):
 
     def generate(self, inputs, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
                  batch_size=64, xla=False, return_scores=False, return_truncated=False,
-                 prompts=None, **search_options):
+                 prompts=None, mbr=False, mbr_temperature=1.0, **search_options):
         """Raw inputs (a list) -> `list[str]`, or `list[list[str]]` for n_best > 1.
 
         Inputs are sorted by size and cut into batches of `batch_size`, and the
@@ -125,10 +142,14 @@ class GenerativeTask(Task):
         gains a last element `truncated` (bool) with `return_truncated`: the
         exported model's outputs, row for row. `prompts` (one output-side
         string per input) are the start of each output: the search continues
-        them (a translator's forced prefix).
+        them (a translator's forced prefix). `mbr=True` returns, of the beam's
+        `beam_size` finished hypotheses, the one with the highest expected chrF
+        against the others under the model's probabilities (softmax of the
+        scores / `mbr_temperature`; `kseq.decoding.mbr`) instead of the top one.
         """
         inputs = self.check_generate_inputs(inputs)
         batch_size = check_int("batch_size", batch_size)
+        mbr_temperature = check_mbr(mbr, mbr_temperature, beam_size, n_best, search_options)
         if prompts is not None:
             prompts = check_texts("prompts", prompts)
             if len(prompts) != len(inputs):
@@ -136,7 +157,8 @@ class GenerativeTask(Task):
                                 f"{len(prompts)} prompts for {len(inputs)} inputs")
         if not inputs:
             return []
-        settings = self.search_settings(beam_size, length_penalty, alpha, n_best, **search_options)
+        settings = self.search_settings(beam_size, length_penalty, alpha,
+                                        beam_size if mbr else n_best, **search_options)
         search = self.compiled_search(settings, xla, prompts=prompts is not None)
         order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
         results, truncated = [None] * len(inputs), 0
@@ -158,8 +180,12 @@ class GenerativeTask(Task):
             scores = np.where(empty[:, None], 0.0, scores.numpy())
             for row, index in enumerate(chunk):
                 hyps = ["" if empty[row] else s.decode("utf-8") for s in strings[row]]
+                row_scores = scores[row].tolist()
+                if mbr:
+                    chosen = mbr_choice(hyps, row_scores, mbr_temperature)
+                    hyps, row_scores = [hyps[chosen]], [row_scores[chosen]]
                 out = hyps if n_best > 1 else hyps[0]
-                item = (out, scores[row].tolist()) if return_scores else (out,)
+                item = (out, row_scores) if return_scores else (out,)
                 item += (bool(cut[row]),) if return_truncated else ()
                 results[index] = item if len(item) > 1 else out
         if truncated:

