@@ -17,8 +17,9 @@ once, the same figure as `sacrebleu.sentence_chrf` (tested).
 Example:
 >>> round(chrf("the cat sat", "the cat sat"), 1), round(chrf("cat", "dog"), 1)
 (100.0, 0.0)
->>> mbr_choice(["red circle", "red circles", "blue square"], [-1.0, -1.1, -0.9])
-0
+>>> candidates = ["red circle", "red circles", "blue square"]  # "blue square" scores best
+>>> candidates[mbr_choice(candidates, [-1.0, -1.1, -0.9])]
+'red circles'
 """
 
 import math
