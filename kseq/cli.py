@@ -110,7 +110,7 @@ def _translate(args):
         _check_plot_folder(args.plot_attention)
     model = _load_task(args.model_dir, "translate", "translate")
     texts = _read_inputs(args.texts)
-    outputs = model.translate(texts, beam_size=args.beam, n_best=args.n_best)
+    outputs = model.translate(texts, beam_size=args.beam, n_best=args.n_best, mbr=args.mbr)
     for output in outputs:
         print(" ||| ".join(output) if isinstance(output, list) else output)
     if args.plot_attention:
@@ -129,7 +129,7 @@ def _caption(args):
         _check_plot_folder(args.plot_attention)
     model = _load_task(args.model_dir, "caption", "caption")
     outputs = model.caption(args.images, beam_size=args.beam, n_best=args.n_best,
-                            language=args.language)
+                            language=args.language, mbr=args.mbr)
     for image, output in zip(args.images, outputs):
         print(f"{image}\t" + (" ||| ".join(output) if isinstance(output, list) else output))
     if args.plot_attention:
@@ -207,7 +207,7 @@ def _evaluate(args):
             print(f"confusion matrix in {args.plot}", file=sys.stderr)
         print(json.dumps(result, indent=2))
         return
-    result = model.evaluate_bleu(pairs, beam_size=args.beam)
+    result = model.evaluate_bleu(pairs, beam_size=args.beam, mbr=args.mbr)
     print(json.dumps({k: v for k, v in result.items() if k != "hypotheses"}, indent=2))
 
 
@@ -251,6 +251,8 @@ def build_parser():
     translate.add_argument("model_dir", help=MODEL_HELP)
     translate.add_argument("texts", nargs="*")
     translate.add_argument("--beam", type=_integer(1), default=4)
+    translate.add_argument("--mbr", action="store_true",
+                             help="choose among the beam by minimum Bayes risk (expected chrF)")
     translate.add_argument("--n-best", type=_integer(1), default=1)
     translate.add_argument("--plot-attention", metavar="DIR",
                            help="also write one alignment PNG per input (greedy)")
@@ -261,6 +263,8 @@ def build_parser():
     caption.add_argument("images", nargs="+", metavar="IMAGE",
                          help="PNG, JPEG, GIF, BMP or WebP files")
     caption.add_argument("--beam", type=_integer(1), default=4)
+    caption.add_argument("--mbr", action="store_true",
+                           help="choose among the beam by minimum Bayes risk (expected chrF)")
     caption.add_argument("--n-best", type=_integer(1), default=1)
     caption.add_argument("--plot-attention", metavar="DIR",
                          help="also write one attention PNG per image (greedy)")
@@ -286,6 +290,8 @@ def build_parser():
     evaluate.add_argument("model_dir", help=MODEL_HELP)
     evaluate.add_argument("--data", required=True, help="TSV file, or test/valid")
     evaluate.add_argument("--beam", type=_integer(1), default=4)
+    evaluate.add_argument("--mbr", action="store_true",
+                            help="choose among the beam by minimum Bayes risk (expected chrF)")
     evaluate.add_argument("--limit", type=_integer(1), help="score the first N pairs")
     evaluate.add_argument("--plot", metavar="PNG",
                           help="classifiers: also write the confusion matrix as a PNG")

@@ -44,3 +44,14 @@ def test_generate_with_mbr_returns_one_of_the_beams_hypotheses():
         options = {"beam_size": 4, "mbr": True, **bad}
         with pytest.raises(KseqError, match=message):
             model.translate(["one"], **options)
+
+
+def test_the_cli_takes_mbr(capsys):
+    from kseq.cli import main
+
+    assert main(["translate", "numbers_fr_transformer", "forty-two", "--beam", "4",
+                 "--mbr"]) == 0
+    assert capsys.readouterr().out.strip() == "quarante-deux"
+    assert main(["translate", "numbers_fr_transformer", "one", "--beam", "4", "--mbr",
+                 "--n-best", "2"]) == 2
+    assert "needs beam_size >= 2, n_best=1" in capsys.readouterr().err
