@@ -139,6 +139,24 @@ def _rewrite_archive(path, target, change_weights, scratch):
             out.writestr(info, data)
 
 
+def slice_pairs(name):
+    """The committed test slice of preset `name` (its catalog's `slice_200` file), as
+    `(input, reference)` pairs: `source<TAB>target` lines of a `.tsv`, or
+    `(PNG bytes, caption)` of a `.zip` whose `captions.tsv` holds `file<TAB>caption`."""
+    import zipfile
+
+    from kseq.data.parallel_text import read_tsv
+
+    entry = preset_recipe(name)["weights"]["slice_200"]
+    path = os.fspath(presets_folder() / entry["file"])
+    if not path.endswith(".zip"):
+        return read_tsv(path, strict=True)[0]
+    with zipfile.ZipFile(path) as archive:
+        lines = archive.read("captions.tsv").decode("utf-8").splitlines()
+        return [(archive.read(file), caption)
+                for file, caption in (line.split("\t") for line in lines)]
+
+
 def _copy_tree(source, target, float16, left_out, path=""):
     """Copies an HDF5 tree (attributes kept): float32 arrays as float16 if `float16`; the
     arrays under the group paths in `left_out` are dropped, their groups kept."""

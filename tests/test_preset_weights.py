@@ -164,12 +164,11 @@ def test_write_preset_weights_records_the_file_in_the_catalog(tmp_path):
 
 @pytest.mark.parametrize("name", WITH_WEIGHTS)
 def test_each_shipped_preset_reproduces_its_cards_slice_figure(name):
-    from kseq.data.parallel_text import read_tsv
-
     entry = preset_files.preset_recipe(name)["weights"]["slice_200"]
-    pairs, _ = read_tsv(os.path.join(preset_files.presets_folder(), entry["file"]))
+    pairs = preset_files.slice_pairs(name)
     assert len(pairs) == 200
-    result = kseq.zoo.translator(name).evaluate_bleu(pairs, beam_size=1, print_signature=False)
+    model = preset_files.load_preset_model(name)
+    result = model.evaluate_bleu(pairs, beam_size=1, print_signature=False)
     assert abs(result["bleu"] - entry["greedy_bleu"]) <= 0.5
     assert abs(result["chrf"] - entry["greedy_chrf"]) <= 0.5
 

@@ -58,3 +58,27 @@ def test_tags_and_merging():
                                   "de": {"test": [(b"i", "eine Katze", "animals")]}})
     assert merged == {"test": [(b"i", "2en a cat", "animals"), (b"i", "2de eine Katze",
                                                                  "animals")]}
+
+
+@pytest.mark.slow  # an export and a child process: ~20 s (the overfit is shared)
+def test_the_export_takes_a_language_per_image(bilingual, tmp_path):
+    import tensorflow as tf
+
+    from testing import run_export_test
+
+    path = str(tmp_path / "captioner" / "1")
+    bilingual.export(path, beam_size=2)
+    images = [png for png, _ in EXAMPLES[:3]]
+    answers = run_export_test(path, {
+        "mixed": ("caption_in_language", {"image_bytes": images + [b"junk"],
+                                          "language": ["fr", "en", "de", "fr"]}),
+        "plain": ("serving_default", {"image_bytes": images[:1]})}, loop=True)
+    mixed = answers["mixed"]
+    assert [row[0] for row in mixed["text"]] == [french(EXAMPLES[0][1]), EXAMPLES[1][1], "", ""]
+    assert mixed["valid"] == [True, True, False, False]  # "de" untrained; junk bytes
+    assert answers["plain"]["valid"] == [True]
+    served = tf.saved_model.load(path).signatures["caption_in_language"]
+    empty = served(image_bytes=tf.constant([], tf.string), language=tf.constant([], tf.string))
+    assert empty["text"].shape[0] == 0
+    with pytest.raises(tf.errors.InvalidArgumentError, match="one language per image"):
+        served(image_bytes=tf.constant(images[:2]), language=tf.constant(["fr"]))
