@@ -36,7 +36,7 @@ import os
 import time
 
 # caption_quality: benchmarks/, the script's folder
-from caption_quality import (SMALL_CNN, baseline_rows, caption_arguments, captioner_rows,
+from caption_quality import (SEARCHES, SMALL_CNN, baseline_rows, caption_arguments, captioner_rows,
                              machine, metric_notes, nearest_neighbour_captions, result_path,
                              run_overrides, scores_of, spread, text_scores, thinned_data,
                              train_captioner, write_result)
@@ -115,7 +115,7 @@ def comparisons(rows, first):
     """The bar (each captioner above `most_frequent` on chrF) and the gaps to the copy."""
     chrf = {row["row"]: row["scores"]["test"]["chrf"] for row in rows}
     captioners = [name for name in chrf if name.startswith("kseq_")]
-    best_first = max(chrf[f"kseq_{first}_{search}"] for search in ("greedy", "beam4"))
+    best_first = max(chrf[f"kseq_{first}_{search}"] for search, _ in SEARCHES)
     return chrf, {
         "bar_captioner_beats_most_frequent_on_chrf":
             {name: chrf[name] > chrf["most_frequent"] for name in captioners},
