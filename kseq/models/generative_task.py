@@ -30,17 +30,19 @@ logger = logging.getLogger("kseq")
 
 def check_mbr(mbr, temperature, beam_size, n_best, search_options):
     """Validates `generate`'s MBR options (one choice out of a beam); returns the
-    temperature as a float."""
+    temperature as a float. Types are checked first, as everywhere else."""
     if not isinstance(mbr, bool):
         raise KseqError(f"`mbr` must be True or False. Received: mbr={mbr!r}")
     temperature = check_float("mbr_temperature", temperature, minimum=0.0,
                               exclusive_minimum=True)
-    if mbr and (search_options.get("sampling") or n_best != 1 or
-                not isinstance(beam_size, int) or beam_size < 2):
+    if not mbr:
+        return temperature
+    beam_size, n_best = check_int("beam_size", beam_size), check_int("n_best", n_best)
+    sampling = search_options.get("sampling", False)
+    if sampling is not False or n_best != 1 or beam_size < 2:
         raise KseqError("`mbr=True` chooses one output among a beam's hypotheses: it needs "
                         f"beam_size >= 2, n_best=1 and no sampling. Received: beam_size="
-                        f"{beam_size!r}, n_best={n_best!r}, "
-                        f"sampling={search_options.get('sampling', False)!r}")
+                        f"{beam_size}, n_best={n_best}, sampling={sampling!r}")
     return temperature
 
 

@@ -76,6 +76,8 @@ def test_the_export_takes_a_language_per_image(bilingual, tmp_path):
     mixed = answers["mixed"]
     assert [row[0] for row in mixed["text"]] == [french(EXAMPLES[0][1]), EXAMPLES[1][1], "", ""]
     assert mixed["valid"] == [True, True, False, False]  # "de" untrained; junk bytes
+    assert [row[0] for row in mixed["score"]][2:] == [0, 0] and mixed["length"][2][0] == 0
+    assert mixed["score"][0][0] < 0 and mixed["length"][0][0] > 0
     assert answers["plain"]["valid"] == [True]
     served = tf.saved_model.load(path).signatures["caption_in_language"]
     empty = served(image_bytes=tf.constant([], tf.string), language=tf.constant([], tf.string))
