@@ -13,8 +13,8 @@ tone or gender variant of an emoji whose base is in training) and
   EfficientNet-Lite0 ImageNet features (global average of the grid, images
   decoded by the captioners' own image function) have the highest cosine with
   the test image's;
-- `kseq_<model>_greedy`, `_beam4` and `_mbr8` (minimum Bayes risk over a beam of 8,
-  `caption(mbr=True)`) for two captioners trained by
+- `kseq_<model>_greedy`, `_beam4` and `_mbr16` (minimum Bayes risk over a beam of 16,
+  `caption(mbr=True)`, chosen on validation) for two captioners trained by
   `kseq.training.train` for the same `--minutes` each: `lite0`, the
   `emoji_en_captioner` preset (frozen Lite0 grid, trained on cached features,
   + a Transformer decoder), and `small_cnn`, the same recipe with a SmallCnn
