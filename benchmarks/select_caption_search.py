@@ -6,7 +6,7 @@ default), and `caption(mbr=True)` over beams of 8 and 16, temperatures 0.5 to
 4, with the GNMT length penalty and without. Prints chrF (sacrebleu) and the
 decoding seconds of each setting and the best one; writes
 `benchmarks/results/select_caption_search_<name>.json`. `caption_quality.py`'s
-`mbr8` row uses the setting chosen here.
+`mbr16` row uses the setting chosen here.
 
     .venv/bin/python benchmarks/select_caption_search.py --model runs/emoji_en_captioner
 """
