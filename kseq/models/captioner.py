@@ -5,11 +5,16 @@ cells), `T` caption length, `V` vocabulary, `N` rows in a search step.
 """
 
 import keras
+import numpy as np
 import tensorflow as tf  # tf.data for the cached features
 
 from kseq.data.multilingual_captions import language_tag, languages_in
 from kseq.errors import KseqError
 from kseq.models.generative_task import GenerativeTask
+
+
+# A logit no search picks (finite, so log-softmax stays finite).
+BANNED_LOGIT = -1e9
 
 
 def _without_tag(outputs, tag):
@@ -98,8 +103,25 @@ class Captioner(GenerativeTask):
         return self.decoder.initial_state(memory)
 
     def step(self, token_ids, state, memory, t):
-        """One decoding step: `[N]` ids at position `t` -> `(logits [N, V] float32, state)`."""
-        return self.decoder.step(token_ids, state, memory, t)
+        """One decoding step: `[N]` ids at position `t` -> `(logits [N, V] float32, state)`.
+
+        A multilingual captioner's language tags are ruled out after the first
+        token (a tag only ever starts a caption), so no search emits one mid-caption.
+        """
+        logits, state = self.decoder.step(token_ids, state, memory, t)
+        tags = self._tag_mask()
+        if tags is not None:
+            banned = keras.ops.logical_and(keras.ops.greater(t, 0), tags)  # [V]
+            logits = keras.ops.where(banned[None, :], BANNED_LOGIT, logits)
+        return logits, state
+
+    def _tag_mask(self):
+        """`[V]` bool constant, True at the language tags' ids; None without tags."""
+        if not hasattr(self, "_tags"):
+            tags = {language_tag(language) for language in self.languages}
+            vocabulary = self.target_tokenizer.vocabulary
+            self._tags = None if not tags else np.array([token in tags for token in vocabulary])
+        return self._tags
 
     # === Training hooks (see kseq.models.task) ===
 

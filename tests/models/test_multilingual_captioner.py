@@ -84,3 +84,19 @@ def test_the_export_takes_a_language_per_image(bilingual, tmp_path):
     assert empty["text"].shape[0] == 0
     with pytest.raises(tf.errors.InvalidArgumentError, match="one language per image"):
         served(image_bytes=tf.constant(images[:2]), language=tf.constant(["fr"]))
+
+
+def test_no_search_emits_a_language_tag_after_the_first_token():
+    splits = multilingual_splits({"en": {"train": EXAMPLES},
+                                  "fr": {"train": [(png, french(c)) for png, c in EXAMPLES]}})
+    keras.utils.set_random_seed(0)
+    untrained = kseq.zoo.captioner("small_cnn", train_captions=splits["train"],
+                                   **{**TINY, "max_target_length": 14})
+    images = [png for png, _ in EXAMPLES] * 4
+    # Near-uniform sampling from an untrained model: without the rule, tags (2 of the
+    # vocabulary's tokens, 13 draws a caption) would turn up mid-caption many times.
+    sampled = untrained.caption(images, sampling=True, temperature=50.0, seed=3)
+    forced = untrained.caption(images[:16], beam_size=3, language="fr")
+    words = [w for caption in sampled for w in caption.split()[1:]] + \
+        [w for caption in forced for w in caption.split()]
+    assert len(words) > 200 and not {"2en", "2fr"} & set(words)
