@@ -46,6 +46,19 @@ def check_mbr(mbr, temperature, beam_size, n_best, search_options):
     return temperature
 
 
+def _output_item(hyps, scores, cut, n_best, mbr, mbr_temperature, return_scores,
+                 return_truncated):
+    """One input's `generate` result from its beam: the top (or MBR-chosen) hypothesis, or
+    all `n_best`, with scores and the truncation flag when asked for."""
+    if mbr:
+        chosen = mbr_choice(hyps, scores, mbr_temperature)
+        hyps, scores = [hyps[chosen]], [scores[chosen]]
+    out = hyps if n_best > 1 else hyps[0]
+    item = (out, scores) if return_scores else (out,)
+    item += (cut,) if return_truncated else ()
+    return item if len(item) > 1 else out
+
+
 class GenerativeTask(Task):
     """Base class of search-decoded tasks; see the module docstring."""
 
@@ -164,36 +177,36 @@ class GenerativeTask(Task):
         search = self.compiled_search(settings, xla, prompts=prompts is not None)
         order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
         results, truncated = [None] * len(inputs), 0
+        shape = dict(n_best=n_best, mbr=mbr, mbr_temperature=mbr_temperature,
+                     return_scores=return_scores, return_truncated=return_truncated)
         for begin in range(0, len(inputs), batch_size):
             chunk = order[begin : begin + batch_size]
-            model_inputs = self.preprocessor.inference_inputs(
-                tf.constant([inputs[i] for i in chunk]))
-            cut = model_inputs["truncated"].numpy()
-            truncated += int(np.sum(cut))
-            prompt = () if prompts is None else self.preprocessor.prompt_inputs(
-                tf.constant([prompts[i] for i in chunk]))
-            ids, scores, _ = search(model_inputs[self.preprocessor.input_signature[0].name],
-                                    *prompt)
-            m = ids.shape[1]
-            flat = tf.reshape(ids, [-1, ids.shape[2]])  # [B·M, T]
-            strings = self.preprocessor.detokenize(flat).numpy().reshape(len(chunk), m)
-            # An empty input (also "   ") has no translation: "" with score 0, as served.
-            empty = model_inputs["empty"].numpy()
-            scores = np.where(empty[:, None], 0.0, scores.numpy())
-            for row, index in enumerate(chunk):
-                hyps = ["" if empty[row] else s.decode("utf-8") for s in strings[row]]
-                row_scores = scores[row].tolist()
-                if mbr:
-                    chosen = mbr_choice(hyps, row_scores, mbr_temperature)
-                    hyps, row_scores = [hyps[chosen]], [row_scores[chosen]]
-                out = hyps if n_best > 1 else hyps[0]
-                item = (out, row_scores) if return_scores else (out,)
-                item += (bool(cut[row]),) if return_truncated else ()
-                results[index] = item if len(item) > 1 else out
+            rows = self._search_rows(search, [inputs[i] for i in chunk],
+                                     None if prompts is None else [prompts[i] for i in chunk])
+            for index, (hyps, scores, cut) in zip(chunk, rows):
+                truncated += cut
+                results[index] = _output_item(hyps, scores, cut, **shape)
         if truncated:
             logger.warning("%d input(s) longer than the model's input length were truncated.",
                            truncated)
         return results
+
+    def _search_rows(self, search, inputs, prompts):
+        """One batch through the compiled search: `[(hypotheses [M], scores [M], truncated)]`
+        per input. An empty input (also "   ") has no output: "" with score 0, as served."""
+        model_inputs = self.preprocessor.inference_inputs(tf.constant(inputs))
+        prompt = () if prompts is None else self.preprocessor.prompt_inputs(
+            tf.constant(prompts))
+        ids, scores, _ = search(model_inputs[self.preprocessor.input_signature[0].name],
+                                *prompt)
+        m = ids.shape[1]
+        flat = tf.reshape(ids, [-1, ids.shape[2]])  # [B·M, T]
+        strings = self.preprocessor.detokenize(flat).numpy().reshape(len(inputs), m)
+        empty = model_inputs["empty"].numpy()
+        scores = np.where(empty[:, None], 0.0, scores.numpy())
+        cut = model_inputs["truncated"].numpy()
+        return [(["" if empty[row] else s.decode("utf-8") for s in strings[row]],
+                 scores[row].tolist(), bool(cut[row])) for row in range(len(inputs))]
 
     def validation_callback(self, examples, training, verbose=True):
         """BLEU of greedy output on at most `training["bleu_subset"]` (200) examples, each epoch."""
