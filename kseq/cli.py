@@ -48,7 +48,7 @@ def _presets(args):
     from kseq import zoo
     from kseq.preset_files import preset_recipe
 
-    print(f"{'preset':30s} {'task':11s} {'arch':24s} {'weights':8s} description")
+    print(f"{'preset':30s} {'task':11s} {'arch':31s} {'weights':8s} description")
     for name in zoo.presets():
         entry = preset_recipe(name).get("weights")
         weights = f"{entry['bytes'] / 1e6:.1f}MB" if entry else "-"
@@ -61,7 +61,7 @@ def _presets(args):
                 f"{model.get('encoder', 'transformer')}+{model.get('pooling', 'mean')}"
                 if task == "classifier" else f"{model.get('encoder', 'rnn')}+chars"
                 if task == "tagger" else model.get("arch", "transformer"))
-        print(f"{name:30s} {task:11s} {arch:24s} {weights:8s} {recipe.get('description', '')}")
+        print(f"{name:30s} {task:11s} {arch:31s} {weights:8s} {recipe.get('description', '')}")
 
 
 def _train(args):

@@ -12,6 +12,8 @@ def test_presets_lists_names_with_task_and_architecture(capsys):
     rows = {line.split()[0]: line.split()[1:3] for line in lines[1:]}
     assert rows["numbers_fr_tiny"] == ["translator", "transformer"]
     assert rows["libreoffice_en_fr_conv"] == ["translator", "conv"]
+    weights = {line.split()[0]: line.split()[3] for line in lines[1:]}
+    assert weights["emoji_en_captioner"] == "1.8MB" and weights["numbers_fr_tiny"] == "-"
 
 
 def test_clear_errors_without_tracebacks(tmp_path, capsys):
