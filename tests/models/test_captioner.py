@@ -1,7 +1,9 @@
 """The captioner: overfit scenes, the step protocol, saving, searches, every image input."""
 
 import os
+import warnings
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -119,7 +121,7 @@ def test_encoder_and_preprocessor_must_agree():
         kseq.models.Captioner(model.encoder, model.decoder, wrong)
 
 
-def test_a_frozen_backbone_trains_on_features_computed_once():
+def test_a_frozen_backbone_trains_on_features_computed_once(tmp_path):
     model = kseq.zoo.captioner("small_cnn", train_captions=EXAMPLES,
                                **dict(TINY_OPTIONS, trainable_backbone=False))
     examples = model.preprocessor.tokenized(EXAMPLES)
@@ -138,6 +140,15 @@ def test_a_frozen_backbone_trains_on_features_computed_once():
     for before, after in zip(frozen, model.encoder.backbone.weights):
         np.testing.assert_array_equal(before, after.numpy())
     assert model.caption(images()[:2], beam_size=1)  # still takes images
+    # Reloaded, the backbone is still frozen, so the optimizer state (over the trainable
+    # variables only) loads back whole: a resumed run continues the same Adam.
+    path = os.path.join(tmp_path, "frozen.keras")
+    model.save(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Keras warns when it skips optimizer variables
+        loaded = keras.saving.load_model(path)
+    assert len(loaded.trainable_variables) == len(model.trainable_variables)
+    assert int(loaded.optimizer.iterations.numpy()) == int(model.optimizer.iterations.numpy())
 
 
 def test_augmentation_shifts_training_pixels_only():

@@ -63,6 +63,10 @@ class ImageEncoder(Part):
         check_float("augmentation", augmentation, minimum=0.0, maximum=0.5)
         store_arguments(self, locals())
         self.backbone = backbone
+        # Keras ignores setting `trainable` to the value a layer already has, so a backbone
+        # rebuilt from a config saying trainable=False would keep trainable sublayers (and
+        # a loaded model an optimizer over them): set it the other way first.
+        backbone.trainable = not trainable_backbone
         backbone.trainable = bool(trainable_backbone)
         self.grid = tuple(backbone.feature_grid(image_size))
         # === Layers ===
