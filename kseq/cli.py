@@ -252,7 +252,7 @@ def build_parser():
     translate.add_argument("texts", nargs="*")
     translate.add_argument("--beam", type=_integer(1), default=4)
     translate.add_argument("--mbr", action="store_true",
-                             help="choose among the beam by minimum Bayes risk (expected chrF)")
+                           help="choose among the beam by minimum Bayes risk (expected chrF)")
     translate.add_argument("--n-best", type=_integer(1), default=1)
     translate.add_argument("--plot-attention", metavar="DIR",
                            help="also write one alignment PNG per input (greedy)")
@@ -264,7 +264,7 @@ def build_parser():
                          help="PNG, JPEG, GIF, BMP or WebP files")
     caption.add_argument("--beam", type=_integer(1), default=4)
     caption.add_argument("--mbr", action="store_true",
-                           help="choose among the beam by minimum Bayes risk (expected chrF)")
+                         help="choose among the beam by minimum Bayes risk (expected chrF)")
     caption.add_argument("--n-best", type=_integer(1), default=1)
     caption.add_argument("--plot-attention", metavar="DIR",
                          help="also write one attention PNG per image (greedy)")
@@ -291,7 +291,7 @@ def build_parser():
     evaluate.add_argument("--data", required=True, help="TSV file, or test/valid")
     evaluate.add_argument("--beam", type=_integer(1), default=4)
     evaluate.add_argument("--mbr", action="store_true",
-                            help="choose among the beam by minimum Bayes risk (expected chrF)")
+                          help="choose among the beam by minimum Bayes risk (expected chrF)")
     evaluate.add_argument("--limit", type=_integer(1), help="score the first N pairs")
     evaluate.add_argument("--plot", metavar="PNG",
                           help="classifiers: also write the confusion matrix as a PNG")
