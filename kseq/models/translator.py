@@ -27,8 +27,9 @@ class Translator(GenerativeTask):
         encoder: a text encoder (`TransformerEncoder`, `RnnEncoder`, `ConvEncoder`).
         decoder: a decoder (`TransformerDecoder`, `RnnDecoder`, `ConvDecoder`).
         preprocessor: a `TranslatorPreprocessor`.
-        share_source_embedding: the decoder reads and projects with the
-            encoder's token embedding (one vocabulary for both sides).
+        share_source_embedding: the decoder reads with the encoder's token
+            embedding (one vocabulary for both sides; a Transformer decoder also
+            projects with it).
         legacy_layout: the decoder reads through the encoder's weightless
             embedding layers, as in models saved by kseq 0.1 (set when one is
             loaded; see `Decoder.reuse_encoder_layers`).
@@ -55,12 +56,12 @@ class Translator(GenerativeTask):
         if legacy_layout:
             decoder.reuse_encoder_layers(encoder)
         if share_source_embedding:
-            if not hasattr(decoder, "share_token_embedding") or getattr(
-                    encoder, "hidden_dim", None) != getattr(decoder, "hidden_dim", None):
-                raise ValueError("share_source_embedding needs a Transformer encoder and decoder "
-                                 "of one width. Received: "
+            if not hasattr(decoder, "share_token_embedding") or not hasattr(
+                    encoder, "token_embedding"):
+                raise ValueError("share_source_embedding needs a Transformer or recurrent "
+                                 "encoder and decoder. Received: "
                                  f"{type(encoder).__name__}, {type(decoder).__name__}")
-            decoder.share_token_embedding(encoder.token_embedding)
+            decoder.share_token_embedding(encoder.token_embedding)  # checks the widths
         encoder_room = getattr(encoder, "max_length", None)
         if encoder_room is not None and preprocessor.max_source_length > encoder_room:
             raise ValueError("The encoder's max_length must hold the preprocessor's "

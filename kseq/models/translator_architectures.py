@@ -22,17 +22,24 @@ ARCHITECTURES = ("transformer", "attention", "rnn", "conv")
 SHARE_EMBEDDINGS = ("decoder", "all", "none")
 
 
+def check_shared_embeddings(share_embeddings, source_tokenizer, target_tokenizer, choices):
+    """`ValueError` for a `share_embeddings` outside `choices`, or "all" over two
+    vocabularies."""
+    if share_embeddings not in choices:
+        raise ValueError(f"`share_embeddings` must be one of {choices}. "
+                         f"Received: share_embeddings={share_embeddings!r}")
+    if share_embeddings == "all" and source_tokenizer.vocabulary != target_tokenizer.vocabulary:
+        raise ValueError("share_embeddings='all' needs one vocabulary for both sides. "
+                         "Received: two different vocabularies")
+
+
 def _transformer(source_tokenizer, target_tokenizer, dtype, legacy_layout, num_layers=2,
                  num_heads=4, hidden_dim=128, intermediate_dim=512, dropout=0.1,
                  max_source_length=64, max_target_length=64, share_embeddings="decoder",
                  position="sinusoidal", norm_first=True, scale_embeddings=True,
                  embedding_dropout=None, activation_dropout=None):
-    if share_embeddings not in SHARE_EMBEDDINGS:
-        raise ValueError("`share_embeddings` must be 'decoder', 'all' or 'none'. "
-                         f"Received: share_embeddings={share_embeddings!r}")
-    if share_embeddings == "all" and source_tokenizer.vocabulary != target_tokenizer.vocabulary:
-        raise ValueError("share_embeddings='all' needs one vocabulary for both sides. "
-                         "Received: two different vocabularies")
+    check_shared_embeddings(share_embeddings, source_tokenizer, target_tokenizer,
+                            choices=SHARE_EMBEDDINGS)
     blocks = dict(num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
                   intermediate_dim=intermediate_dim, dropout=dropout, position=position,
                   norm_first=norm_first, scale_embeddings=scale_embeddings,
@@ -51,7 +58,9 @@ def _transformer(source_tokenizer, target_tokenizer, dtype, legacy_layout, num_l
 def _recurrent(arch):
     def build(source_tokenizer, target_tokenizer, dtype, legacy_layout, cell="gru", units=128,
               embedding_dim=128, attention="bahdanau", dropout=0.1, max_source_length=64,
-              max_target_length=64, num_layers=1):
+              max_target_length=64, num_layers=1, share_embeddings="none"):
+        check_shared_embeddings(share_embeddings, source_tokenizer, target_tokenizer,
+                                choices=("none", "all"))
         encoder = RnnEncoder(source_tokenizer.vocabulary_size, embedding_dim=embedding_dim,
                              units=units, cell=cell, num_layers=num_layers, dropout=dropout,
                              dtype=dtype, name="encoder")
@@ -60,7 +69,7 @@ def _recurrent(arch):
                              num_layers=1 if arch == "attention" else num_layers,
                              attention=attention if arch == "attention" else None,
                              dropout=dropout, dtype=dtype, name="decoder")
-        return encoder, decoder, False
+        return encoder, decoder, share_embeddings == "all"
     return build
 
 

@@ -81,3 +81,21 @@ def test_unknown_arch_and_coverage_reads_attention():
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
     out = model.translate(["one"], beam_size=2, coverage_penalty=0.2)
     assert isinstance(out[0], str)
+
+
+def test_a_recurrent_translator_can_share_one_embedding_table_for_both_sides(tmp_path):
+    options = dict(units=16, embedding_dim=8, dropout=0.0, max_source_length=32,
+                   max_target_length=32, recipe=RECIPE)
+    shared = kseq.zoo.translator("attention", share_embeddings="all", train_pairs=PAIRS,
+                                 **options)
+    joint = shared.source_tokenizer  # one vocabulary for both sides
+    own = kseq.zoo.translator("attention", source_vocab=joint, target_vocab=joint, **options)
+    vocabulary = joint.vocabulary_size
+    assert shared.decoder.token_embedding is shared.encoder.token_embedding
+    assert own.count_params() - shared.count_params() == vocabulary * 8  # one table fewer
+    shared.save(tmp_path / "shared.keras")
+    loaded = keras.saving.load_model(tmp_path / "shared.keras")
+    assert loaded.decoder.token_embedding is loaded.encoder.token_embedding
+    assert loaded.translate(["one"], beam_size=2) == shared.translate(["one"], beam_size=2)
+    with pytest.raises(ValueError, match="one of \\('none', 'all'\\)"):
+        kseq.zoo.translator("rnn", share_embeddings="decoder", train_pairs=PAIRS, **options)
