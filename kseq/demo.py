@@ -61,11 +61,10 @@ def translate_with_the_preset(fast):
 
 
 def score_the_slice(model, fast):
-    from kseq.data.parallel_text import read_tsv
-    from kseq.preset_files import preset_recipe, presets_folder
+    from kseq.preset_files import preset_recipe, slice_pairs
 
     entry = preset_recipe(PRESET)["weights"]["slice_200"]
-    pairs, _ = read_tsv(os.path.join(presets_folder(), entry["file"]))
+    pairs = slice_pairs(PRESET)
     pairs = pairs[:20] if fast else pairs
     started = time.perf_counter()
     result = model.evaluate_bleu(pairs, beam_size=1, print_signature=False)
