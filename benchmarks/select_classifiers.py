@@ -35,6 +35,7 @@ from kseq.training_callbacks import TimeBudget  # noqa: E402
 from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 WORDS = {"kind": "word", "lowercase": True, "max_size": 20000}
+CASED_WORDS = {"kind": "word", "lowercase": False, "max_size": 20000}
 CHARS = {"kind": "char", "lowercase": True}
 TRAINING = {"batch_size": 32, "peak_learning_rate": 0.003, "warmup_steps": 100,
             "label_smoothing": 0.0}
@@ -52,6 +53,8 @@ def candidates(dataset):
             "kernel_size": 3, "max_length": words, "dropout": 0.3}
     ngrams = {"encoder": "ngrams", "embedding_dim": 64, "ngram_buckets": 50000,
               "max_length": words, "dropout": 0.3}
+    textcnn = {"encoder": "textcnn", "embedding_dim": 128, "kernel_sizes": [3, 4, 5],
+               "filters": 100, "max_length": words, "dropout": 0.5}
     return {
         "rnn_attention": (WORDS, {**rnn, "pooling": "attention"}, word_bounds),
         "rnn_max": (WORDS, {**rnn, "pooling": "max"}, word_bounds),
@@ -67,6 +70,11 @@ def candidates(dataset):
         "ngrams_max": (WORDS, {**ngrams, "pooling": "max"}, word_bounds),
         "ngrams_max_wide": (WORDS, {**ngrams, "embedding_dim": 128, "ngram_buckets": 100000,
                                     "pooling": "max"}, word_bounds),
+        # Kim (2014)'s CNN-rand: widths 3, 4, 5 x 100 filters, max over time, dropout 0.5.
+        "textcnn_max": (WORDS, {**textcnn, "pooling": "max"}, word_bounds),
+        "textcnn_max_e300": (WORDS, {**textcnn, "embedding_dim": 300, "pooling": "max"},
+                             word_bounds),
+        "textcnn_max_cased": (CASED_WORDS, {**textcnn, "pooling": "max"}, word_bounds),
     }
 
 

@@ -24,7 +24,8 @@ EXAMPLES = make_examples()
 TINY = {"transformer": dict(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32),
         "rnn": dict(hidden_dim=16, cell="gru"),
         "conv": dict(num_layers=2, hidden_dim=16, embedding_dim=16),
-        "ngrams": dict(embedding_dim=16, ngram_buckets=64)}
+        "ngrams": dict(embedding_dim=16, ngram_buckets=64),
+        "textcnn": dict(embedding_dim=16, kernel_sizes=[2, 3], filters=8)}
 
 
 def build(encoder="transformer", pooling="mean", **options):

@@ -43,6 +43,8 @@ EXAMPLES = {
     "MultiHeadSelfAttention": lambda: kseq.layers.MultiHeadSelfAttention(2, 4),
     "NgramEncoder": lambda: kseq.models.encoders.NgramEncoder(7, embedding_dim=4,
                                                               ngram_buckets=8),
+    "TextCnnEncoder": lambda: kseq.models.encoders.TextCnnEncoder(7, embedding_dim=4,
+                                                                  kernel_sizes=(2, 3), filters=3),
     "RnnDecoder": lambda: kseq.models.decoders.RnnDecoder(7),
     "RnnEncoder": lambda: kseq.models.encoders.RnnEncoder(7),
     "SequenceClassifier": lambda: kseq.models.build_classifier(TOKENIZER, ["a", "b"], "rnn",

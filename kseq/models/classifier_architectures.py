@@ -10,7 +10,9 @@ maps a recipe's `model` section onto an encoder, a preprocessor and a
   `bidirectional`); `pooling="last"` reads its final states;
 - `"conv"`: `ConvEncoder` (`num_layers`, `embedding_dim`, `hidden_dim`, `kernel_size`);
 - `"ngrams"`: `NgramEncoder`, a bag of words and hashed word pairs
-  (`embedding_dim`, `ngram_buckets`); no order beyond the pair.
+  (`embedding_dim`, `ngram_buckets`); no order beyond the pair;
+- `"textcnn"`: `TextCnnEncoder`, Kim's (2014) parallel convolutions of several
+  widths (`embedding_dim`, `kernel_sizes`, `filters`); use `pooling="max"`.
 
 Image encoders (with an `ImageClassifierPreprocessor`; no tokenizer: pass
 None): those of `kseq.models.image_encoder_architectures` (`"small_cnn"`,
@@ -23,21 +25,27 @@ from kseq.arguments import check_choice
 from kseq.data.image_decoding import DEFAULT_MAX_PIXELS
 from kseq.errors import KseqError
 from kseq.layers.sequence_pooling import POOLINGS
-from kseq.models.encoders import ConvEncoder, NgramEncoder, RnnEncoder, TransformerEncoder
+from kseq.models.encoders import (ConvEncoder, NgramEncoder, RnnEncoder, TextCnnEncoder,
+                                  TransformerEncoder)
 from kseq.models.image_encoder_architectures import (IMAGE_ENCODERS, build_image_encoder,
                                                      image_size_pair)
 from kseq.models.preprocessors.classifier_preprocessor import ClassifierPreprocessor
 from kseq.models.preprocessors.image_classifier_preprocessor import ImageClassifierPreprocessor
 from kseq.models.sequence_classifier import SequenceClassifier
 
-TEXT_ENCODERS = ("transformer", "rnn", "conv", "ngrams")
+TEXT_ENCODERS = ("transformer", "rnn", "conv", "ngrams", "textcnn")
 CLASSIFIER_ENCODERS = TEXT_ENCODERS + IMAGE_ENCODERS
 
 
 def text_encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, num_heads=4,
                  hidden_dim=128, intermediate_dim=None, cell="gru", units=None,
-                 embedding_dim=None, bidirectional=True, kernel_size=3, ngram_buckets=50_000):
+                 embedding_dim=None, bidirectional=True, kernel_size=3, ngram_buckets=50_000,
+                 kernel_sizes=(3, 4, 5), filters=100):
     """The text encoder `kind` (see the module docstring), named "encoder"."""
+    if kind == "textcnn":
+        return TextCnnEncoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
+                              kernel_sizes=kernel_sizes, filters=filters, dropout=dropout,
+                              dtype=dtype, name="encoder")
     if kind == "ngrams":
         return NgramEncoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
                             ngram_buckets=ngram_buckets, dropout=dropout, dtype=dtype,

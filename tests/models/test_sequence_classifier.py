@@ -13,7 +13,8 @@ LABELS = [label for _, label in EXAMPLES]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("encoder, pooling", [("transformer", "mean"), ("rnn", "last"),
-                                              ("conv", "attention"), ("ngrams", "max")])
+                                              ("conv", "attention"), ("ngrams", "max"),
+                                              ("textcnn", "max")])
 def test_each_encoder_and_pooling_overfits_and_passes_the_task_test(encoder, pooling):
     model = overfit(encoder, pooling)
     run_task_test(model, lambda: build(encoder, pooling), EXAMPLES, labels_of, boundaries=(16,),
@@ -38,6 +39,26 @@ def test_ngram_encoder_pads_and_hashes_pairs():
     alone = model.probabilities([TEXTS[0]])[0]
     padded = model.probabilities([TEXTS[0], " ".join(["film"] * 15)])[0]
     np.testing.assert_allclose(alone[0], padded[0], atol=1e-6)
+
+
+def test_text_cnn_encoder_max_pools_real_positions_only():
+    encoder = kseq.models.encoders.TextCnnEncoder(10, embedding_dim=4, kernel_sizes=(1, 3),
+                                                  filters=5, dropout=0.0)
+    ids = np.array([[4, 5, 6, 0, 0, 0], [4, 5, 6, 7, 8, 9]], "int32")
+    memory = encoder(ids)
+    states = memory["states"].numpy()
+    assert states.shape == (2, 6, 10) and np.all(states >= 0) and not states[0, 3:].any()
+    np.testing.assert_allclose(memory["final"][0], states[0, :3].max(axis=0))
+    # Width 1 sees one word: equal at every shared position. Width 3 sees the next word at
+    # position 2: padding reads as the sentence's end, not as a token.
+    np.testing.assert_allclose(states[0, :3, :5], states[1, :3, :5], atol=1e-6)
+    alone = encoder(ids[:1, :3])["states"].numpy()
+    np.testing.assert_allclose(alone, states[:1, :3], atol=1e-6)
+    with pytest.raises(kseq.errors.KseqError, match="kernel_sizes"):
+        kseq.models.encoders.TextCnnEncoder(10, kernel_sizes=())
+    model = build("textcnn", "max")
+    padded = model.probabilities([TEXTS[0], " ".join(["film"] * 15)])[0]
+    np.testing.assert_allclose(model.probabilities([TEXTS[0]])[0][0], padded[0], atol=1e-6)
 
 
 def test_ngram_buckets_collide_about_as_often_as_random_draws():

@@ -18,3 +18,4 @@ from kseq.models.encoders.rnn_encoder import RnnEncoder
 from kseq.models.encoders.transformer_encoder import TransformerEncoder
 from kseq.models.encoders.image_encoder import ImageEncoder
 from kseq.models.encoders.ngram_encoder import NgramEncoder
+from kseq.models.encoders.text_cnn_encoder import TextCnnEncoder
