@@ -9,6 +9,7 @@ and the nearest-neighbour caption copy on that subset, split by kind:
 - `flag`: two regional indicators, or a black flag with tag characters;
 - `keycap`: a sequence with U+20E3 (combining enclosing keycap);
 - `other`: the rest (objects, symbols, animals, people without a seen base);
+- `all`: the whole subset (corpus chrF is not the mean of the kinds');
 
 plus the share of each kind's caption words that no training caption has
 (no word-level captioner or caption copy can produce those words).
@@ -64,6 +65,7 @@ def main():
     groups = collections.defaultdict(list)
     for index, (_, caption) in enumerate(unseen):
         groups[kinds[caption]].append(index)
+    groups["all"] = list(range(len(unseen)))  # corpus chrF is not a mean of the kinds'
     training_words = {word for _, caption in train for word in caption.split()}
     model = zoo.captioner(PRESET)
     image_size = model.preprocessor.image_size

@@ -1,0 +1,94 @@
+"""Recipe choice for the emoji captioner on the validation split's unseen bases (issue 18).
+
+The issue's bar asks the captioner to beat the nearest-neighbour caption copy
+on test emoji whose base no training emoji has. The choice of recipe is made
+here, on the **validation** split only: its emoji are split the same way
+(`valid_seen_base`: a variant of a base some training emoji has;
+`valid_unseen_base`: the rest). Each candidate (recipe overrides of
+`emoji_en_captioner`) trains for `--minutes` with `caption_quality`'s
+`train_captioner` and is scored with greedy search and the MBR setting of
+`caption_quality.SEARCHES`; the nearest-neighbour copy is scored on the same
+rows. Writes `benchmarks/results/select_emoji_captioner.json`.
+
+    .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6
+"""
+
+import argparse
+import os
+import time
+
+# caption_quality: benchmarks/, the script's folder
+from caption_quality import (SEARCHES, machine, metric_notes, nearest_neighbour_captions,
+                             run_overrides, text_scores, train_captioner, write_result)
+from kseq.data.emoji_captions import base_of, caption_of_name, emoji_captions, emoji_names
+
+PRESET = "emoji_en_captioner"
+CANDIDATES = {
+    "recipe": {},
+    "dropout_0.35": {"model": {"dropout": 0.35}},
+    "label_smoothing_0.2": {"training": {"label_smoothing": 0.2}},
+    "one_layer": {"model": {"num_layers": 1}},
+    "wide_256": {"model": {"hidden_dim": 256, "intermediate_dim": 512}},
+}
+SCORED = ("greedy", "mbr16")
+
+
+def validation_subsets(splits):
+    """`{"valid", "valid_seen_base", "valid_unseen_base"}` -> row indices of `splits["valid"]`."""
+    sequence_of = {caption_of_name(names["en"]): sequence
+                   for sequence, names in emoji_names().items() if "en" in names}
+    trained = {base_of(sequence_of[caption]) for _, caption in splits["train"]}
+    valid = splits["valid"]
+    unseen = [i for i, (_, caption) in enumerate(valid)
+              if base_of(sequence_of[caption]) not in trained]
+    seen = sorted(set(range(len(valid))) - set(unseen))
+    return {"valid": list(range(len(valid))), "valid_seen_base": seen,
+            "valid_unseen_base": unseen}
+
+
+def subset_scores(hypotheses, references, subsets):
+    return {name: text_scores([hypotheses[i] for i in rows], [references[i] for i in rows])
+            for name, rows in subsets.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--minutes", type=float, default=6.0, help="training minutes each")
+    parser.add_argument("--only", nargs="*", choices=sorted(CANDIDATES))
+    parser.add_argument("--output", default="runs/select_emoji_captioner")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    splits = emoji_captions("en")
+    valid = splits["valid"]
+    images, references = [item[0] for item in valid], [item[1] for item in valid]
+    subsets = validation_subsets(splits)
+    result = {"preset": PRESET, "split": "valid", "minutes_each": args.minutes,
+              "sizes": {name: len(rows) for name, rows in subsets.items()},
+              "metrics": metric_notes(), "candidates": {}}
+    for name, overrides in CANDIDATES.items():
+        if args.only and name not in args.only:
+            continue
+        merged = run_overrides(overrides.get("model"))
+        merged["training"].update(overrides.get("training", {}))
+        model, _, facts = train_captioner(PRESET, os.path.join(args.output, name),
+                                          args.minutes, merged)
+        rows = {}
+        for search, options in SEARCHES:
+            if search in SCORED:
+                rows[search] = subset_scores(model.caption(images, **options), references,
+                                             subsets)
+        result["candidates"][name] = {"overrides": overrides, "rows": rows,
+                                      "epochs_done": facts["epochs_done"],
+                                      "training_minutes": facts["training_minutes"]}
+        print({name: {search: {subset: scores.get("chrf") for subset, scores in row.items()}
+                      for search, row in rows.items()}}, flush=True)
+    neighbours = nearest_neighbour_captions(splits["train"], valid,
+                                            model.preprocessor.image_size)
+    result["nearest_neighbour"] = subset_scores(neighbours, references, subsets)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    result["machine"] = machine()
+    write_result(result, "benchmarks/results/select_emoji_captioner.json")
+
+
+if __name__ == "__main__":
+    main()
