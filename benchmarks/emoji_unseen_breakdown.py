@@ -28,7 +28,7 @@ import time
 from caption_quality import (SEARCHES, machine, metric_notes, nearest_neighbour_captions,
                              text_scores, write_result)
 from kseq import zoo
-from kseq.data.emoji_captions import caption_of_name, emoji_captions, emoji_names
+from kseq.data.emoji_captions import caption_of_name, emoji_names
 
 PRESET = "emoji_en_captioner"
 KEYCAP = "\u20e3"
@@ -59,7 +59,7 @@ def unseen_word_share(captions, training_words):
 
 def main():
     started = time.perf_counter()
-    splits = emoji_captions("en")
+    splits = zoo.build_data(zoo.load_recipe(PRESET))  # the recipe's 96 px renders
     train, unseen = splits["train"], splits["test_unseen_base"]
     kinds = kinds_by_caption()
     groups = collections.defaultdict(list)
@@ -69,7 +69,11 @@ def main():
     training_words = {word for _, caption in train for word in caption.split()}
     model = zoo.captioner(PRESET)
     image_size = model.preprocessor.image_size
-    hypotheses = {"nearest_neighbour": nearest_neighbour_captions(train, unseen, image_size)}
+    # The copy over the whole test split, as quality_emoji_captions.py computes it, then the
+    # subset's rows: the same figure, not one from a differently batched feature pass.
+    copied = dict(zip(map(id, splits["test"]),
+                      nearest_neighbour_captions(train, splits["test"], image_size)))
+    hypotheses = {"nearest_neighbour": [copied[id(item)] for item in unseen]}
     for search, options in SEARCHES:
         hypotheses[f"kseq_{search}"] = model.caption([image for image, _ in unseen], **options)
     result = {"preset": PRESET, "subset": "test_unseen_base", "items": len(unseen),

@@ -315,7 +315,7 @@ def classifier(preset_or_encoder="transformer", label_names=None, vocab=None, tr
 
     Args:
         preset_or_encoder: a preset name, a recipe file, a text encoder
-            (`"transformer"`, `"rnn"`, `"conv"`) or an image encoder
+            (`"transformer"`, `"rnn"`, `"conv"`, `"ngrams"`, `"textcnn"`) or an image encoder
             (`"small_cnn"`, `"efficientnet_lite0"`, a `keras.applications`
             name): see `kseq.models.build_classifier`.
         label_names: the classes in id order; default: the sorted label names

@@ -54,8 +54,10 @@ def test_text_cnn_encoder_max_pools_real_positions_only():
     np.testing.assert_allclose(states[0, :3, :5], states[1, :3, :5], atol=1e-6)
     alone = encoder(ids[:1, :3])["states"].numpy()
     np.testing.assert_allclose(alone, states[:1, :3], atol=1e-6)
-    with pytest.raises(kseq.errors.KseqError, match="kernel_sizes"):
-        kseq.models.encoders.TextCnnEncoder(10, kernel_sizes=())
+    for widths, named in (((), r"kernel_sizes=\(\)"), (3, "kernel_sizes=3"),
+                          ([3, 0], r"kernel_sizes\[1\]"), ([3, 3], "repeat")):
+        with pytest.raises(kseq.errors.KseqError, match=named):
+            kseq.models.encoders.TextCnnEncoder(10, kernel_sizes=widths)
     model = build("textcnn", "max")
     padded = model.probabilities([TEXTS[0], " ".join(["film"] * 15)])[0]
     np.testing.assert_allclose(model.probabilities([TEXTS[0]])[0][0], padded[0], atol=1e-6)
