@@ -12,7 +12,8 @@ signatures) and exact match for greedy search and beam 4 (GNMT length penalty,
 α 0.6); the same for greedy on a fixed 200-item slice (the first 200 test pairs;
 for images 200 spread evenly through the split),
 which is committed as `kseq/presets/slices/<preset>.test200.tsv` (a captioner's as
-`.test200.zip`: the PNGs and `captions.tsv`, with the images' licence) so the tests
+`.test200.zip`: the PNGs and `captions.tsv`, with the images' licence; a preset whose slice
+equals another's committed one points at that file instead) so the tests
 (and `make demo`) re-score it without fetching data; greedy decoding speed; the
 parameter count and file size. With `--write-weights` the model is written in
 float16 (`kseq.preset_files.write_preset_weights`) and re-scored after reloading:
@@ -74,6 +75,17 @@ def scores(model, pairs, beam_size):
                          for (s, r), h in list(zip(pairs, result["hypotheses"]))[:8]]}
 
 
+def identical_slice(folder, data, own_name):
+    """Another preset's committed `.tsv` slice holding exactly `data`, or None."""
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name != own_name and name.endswith(".test200.tsv"):
+            with open(path, "rb") as handle:
+                if handle.read() == data:
+                    return path
+    return None
+
+
 def write_slice(preset, pairs, builder):
     """The committed 200-item slice (with its data's notice where the licence asks)."""
     folder = os.path.join(ROOT, "kseq", "presets", "slices")
@@ -90,10 +102,13 @@ def write_slice(preset, pairs, builder):
             for name, data in members:  # fixed dates: the same slice gives the same bytes
                 archive.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), data)
         return os.path.relpath(path, os.path.join(ROOT, "kseq", "presets"))
+    text = "".join(f"{source}\t{target}\n" for source, target in pairs)
+    twin = identical_slice(folder, text.encode("utf-8"), f"{preset}.test200.tsv")
+    if twin:  # presets of one test split share one committed slice (and its notice)
+        return os.path.relpath(twin, os.path.join(ROOT, "kseq", "presets"))
     path = os.path.join(folder, f"{preset}.test200.tsv")
     with open(path, "w", encoding="utf-8", newline="") as handle:
-        for source, target in pairs:
-            handle.write(f"{source}\t{target}\n")
+        handle.write(text)
     if builder == "libreoffice":
         with open(os.path.join(folder, f"{preset}.NOTICE.txt"), "w",
                   encoding="utf-8") as handle:
