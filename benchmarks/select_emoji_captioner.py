@@ -21,7 +21,7 @@ import time
 from caption_quality import (SEARCHES, machine, metric_notes, nearest_neighbour_captions,
                              run_overrides, text_scores, train_captioner, write_result)
 from kseq import zoo
-from kseq.data.emoji_captions import base_of, caption_of_name, emoji_names
+from kseq.data.emoji_captions import base_subsets, caption_of_name, emoji_names
 
 PRESET = "emoji_en_captioner"
 # A first pass (scored on 72 px renders by mistake) ranked dropout 0.35 and one decoder
@@ -38,13 +38,13 @@ def validation_subsets(splits):
     """`{"valid", "valid_seen_base", "valid_unseen_base"}` -> row indices of `splits["valid"]`."""
     sequence_of = {caption_of_name(names["en"]): sequence
                    for sequence, names in emoji_names().items() if "en" in names}
-    trained = {base_of(sequence_of[caption]) for _, caption in splits["train"]}
-    valid = splits["valid"]
-    unseen = [i for i, (_, caption) in enumerate(valid)
-              if base_of(sequence_of[caption]) not in trained]
-    seen = sorted(set(range(len(valid))) - set(unseen))
-    return {"valid": list(range(len(valid))), "valid_seen_base": seen,
-            "valid_unseen_base": unseen}
+    valid = [sequence_of[caption] for _, caption in splits["valid"]]
+    seen, _ = base_subsets([sequence_of[caption] for _, caption in splits["train"]], valid)
+    seen = set(seen)  # sequences are unique, so membership gives the rows
+    rows = range(len(valid))
+    return {"valid": list(rows),
+            "valid_seen_base": [i for i in rows if valid[i] in seen],
+            "valid_unseen_base": [i for i in rows if valid[i] not in seen]}
 
 
 def subset_scores(hypotheses, references, subsets):

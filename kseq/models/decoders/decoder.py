@@ -21,6 +21,14 @@ class Decoder(Part):
         """
         raise NotImplementedError(f"{type(self).__name__} has no kseq 0.1 layout")
 
+    def check_shared_embedding(self, embedding, width):
+        """Refuses an embedding table to share unless it is `vocabulary_size x width`."""
+        if (embedding.vocabulary_size, embedding.embedding_dim) != (self.vocabulary_size, width):
+            raise ValueError("A shared embedding needs the decoder's vocabulary size, and an "
+                             f"encoder and decoder of one width. Received: "
+                             f"{embedding.vocabulary_size} x {embedding.embedding_dim} vs "
+                             f"{self.vocabulary_size} x {width}")
+
     def prepare(self, memory):
         """The memory a search reads: by default, as the encoder returned it."""
         return dict(memory)

@@ -81,13 +81,7 @@ class RnnDecoder(Decoder):
         """Reads with `embedding` (the encoder's: one table for both sides of a shared
         vocabulary); the output projection stays the decoder's own. Call before the decoder
         is first used; the caller records the choice (`Translator` does, in its config)."""
-        if (embedding.vocabulary_size, embedding.embedding_dim) != (self.vocabulary_size,
-                                                                    self.embedding_dim):
-            raise ValueError("A shared embedding needs the decoder's vocabulary size, and an "
-                             f"encoder and decoder of one width. Received: "
-                             f"{embedding.vocabulary_size} x "
-                             f"{embedding.embedding_dim} vs {self.vocabulary_size} x "
-                             f"{self.embedding_dim}")
+        self.check_shared_embedding(embedding, self.embedding_dim)
         self.token_embedding = embedding
 
     # --- the memory, shared by the teacher-forced graph and `prepare` ---

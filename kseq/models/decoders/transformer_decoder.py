@@ -78,12 +78,7 @@ class TransformerDecoder(Decoder):
         Call before the decoder is first used; the caller owns the choice (a
         `Translator` records it in its own config).
         """
-        if (embedding.vocabulary_size, embedding.embedding_dim) != (self.vocabulary_size,
-                                                                    self.hidden_dim):
-            raise ValueError("A shared embedding needs the decoder's vocabulary size, and an "
-                             f"encoder and decoder of one width. Received: "
-                             f"{embedding.vocabulary_size} x {embedding.embedding_dim} vs "
-                             f"{self.vocabulary_size} x {self.hidden_dim}")
+        self.check_shared_embedding(embedding, self.hidden_dim)
         self.token_embedding = embedding
 
     def reuse_encoder_layers(self, encoder):
