@@ -135,7 +135,11 @@ def lite0_description(image_size):
 
 
 def baseline_rows(train, test, subsets, image_size):
-    """The `most_frequent` and `nearest_neighbour` rows, and `{row: hypotheses}`."""
+    """The `most_frequent` and `nearest_neighbour` rows, and `{row: hypotheses}`.
+
+    A training item repeated in `train` (`emoji_captions(balance_bases=...)` repeats
+    the very same tuple) counts once: the baselines see each training image once."""
+    train = list({id(item): item for item in train}.values())
     caption, ties = most_frequent_caption([item[1] for item in train])
     started = time.perf_counter()
     neighbours = nearest_neighbour_captions(train, test, image_size)

@@ -8,9 +8,11 @@ here, on the **validation** split only: its emoji are split the same way
 `emoji_en_captioner`) trains for `--minutes` with `caption_quality`'s
 `train_captioner` and is scored with greedy search and the MBR setting of
 `caption_quality.SEARCHES`; the nearest-neighbour copy is scored on the same
-rows. Writes `benchmarks/results/select_emoji_captioner.json`.
+rows. Writes `benchmarks/results/select_emoji_captioner.json` (or `--result`).
 
     .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6
+    .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6 \
+        --only recipe balanced_bases_3 --result benchmarks/results/select_emoji_balance.json
 """
 
 import argparse
@@ -30,6 +32,10 @@ CANDIDATES = {
     "recipe": {},
     "label_smoothing_0.2": {"training": {"label_smoothing": 0.2}},
     "wide_256": {"model": {"hidden_dim": 256, "intermediate_dim": 512}},
+    # Each base at least 3 examples an epoch: the 1,091 training emoji alone in their base
+    # (objects, animals, symbols: what the unseen bases are) weigh against the person variants.
+    "balanced_bases_3": {"data": {"balance_bases": 3}},
+    "balanced_bases_6": {"data": {"balance_bases": 6}},
 }
 SCORED = ("greedy", "mbr16")
 
@@ -57,6 +63,9 @@ def main():
     parser.add_argument("--minutes", type=float, default=6.0, help="training minutes each")
     parser.add_argument("--only", nargs="*", choices=sorted(CANDIDATES))
     parser.add_argument("--output", default="runs/select_emoji_captioner")
+    parser.add_argument("--result", default="benchmarks/results/select_emoji_captioner.json",
+                        help="where the JSON goes (a later run of other candidates keeps "
+                             "an earlier run's file when given another name)")
     args = parser.parse_args()
     started = time.perf_counter()
     splits = zoo.build_data(zoo.load_recipe(PRESET))  # the recipe's 96 px renders
@@ -69,7 +78,7 @@ def main():
     for name, overrides in CANDIDATES.items():
         if args.only and name not in args.only:
             continue
-        merged = run_overrides(overrides.get("model"))
+        merged = run_overrides(overrides.get("model"), overrides.get("data"))
         merged["training"].update(overrides.get("training", {}))
         model, _, facts = train_captioner(PRESET, os.path.join(args.output, name),
                                           args.minutes, merged)
@@ -88,7 +97,7 @@ def main():
     result["nearest_neighbour"] = subset_scores(neighbours, references, subsets)
     result["seconds"] = round(time.perf_counter() - started, 1)
     result["machine"] = machine()
-    write_result(result, "benchmarks/results/select_emoji_captioner.json")
+    write_result(result, args.result)
 
 
 if __name__ == "__main__":

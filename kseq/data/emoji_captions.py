@@ -45,6 +45,7 @@ True
 (['👍🏽'], ['🐱'])
 """
 
+import collections
 import os
 import shutil
 import sys
@@ -147,7 +148,24 @@ def emoji_splits(sequences, seed=0):
     return splits
 
 
-def emoji_captions(lang="en", image_size=DEFAULT_IMAGE_SIZE, seed=0, cache_dir=None):
+def repeated_by_base(sequences, balance_bases):
+    """`sequences` with each one repeated `ceil(balance_bases / n)` times, `n` being how many
+    of `sequences` share its base (`base_of`); order kept, repeats adjacent.
+
+    So a base that `sequences` holds once (an object, an animal) is seen as
+    often in an epoch as `balance_bases` variants of a person are.
+
+    >>> repeated_by_base(["🐶", "👍", "👍🏽", "👍🏿"], 2)
+    ['🐶', '🐶', '👍', '👍🏽', '👍🏿']
+    """
+    balance_bases = check_int("balance_bases", balance_bases, minimum=0)
+    counts = collections.Counter(base_of(sequence) for sequence in sequences)
+    return [sequence for sequence in sequences
+            for _ in range(max(1, -(-balance_bases // counts[base_of(sequence)])))]
+
+
+def emoji_captions(lang="en", image_size=DEFAULT_IMAGE_SIZE, seed=0, cache_dir=None,
+                   balance_bases=0):
     r"""Emoji images and names: `{"train", "valid", "test", "test_seen_base",
     "test_unseen_base"}` -> lists of `(png_bytes, caption)`.
 
@@ -164,6 +182,10 @@ def emoji_captions(lang="en", image_size=DEFAULT_IMAGE_SIZE, seed=0, cache_dir=N
         seed: an integer >= 0 salting the split hash; 0 gives the default split.
             The images never depend on it.
         cache_dir: where rendered sets are kept; default `$KSEQ_HOME/emoji_captions`.
+        balance_bases: 0 (default) or a number `R` of training examples each base
+            should at least contribute to an epoch: a training emoji whose base
+            `n` training emoji share is repeated `ceil(R / n)` times
+            (`repeated_by_base`); valid and test are never repeated.
 
     Raises `KseqError` for a bad argument, naming `pip install 'emoji...'`
     without the emoji package, and `DebianPackageError` naming what is
@@ -185,8 +207,11 @@ def emoji_captions(lang="en", image_size=DEFAULT_IMAGE_SIZE, seed=0, cache_dir=N
     pairs = dict(zip((row["emoji"] for row in named),
                      zip(read_images(folder, named),
                          (caption_of_name(row["names"][lang]) for row in named))))
+    balance_bases = check_int("balance_bases", balance_bases, minimum=0)
+    splits = emoji_splits(pairs, seed)
+    splits["train"] = repeated_by_base(splits["train"], balance_bases)
     return {name: [pairs[sequence] for sequence in sequences]
-            for name, sequences in emoji_splits(pairs, seed).items()}
+            for name, sequences in splits.items()}
 
 
 def _build(scratch, image_size):

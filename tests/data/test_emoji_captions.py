@@ -24,6 +24,7 @@ from kseq.data.emoji_captions import (
     emoji_languages,
     emoji_names,
     emoji_splits,
+    repeated_by_base,
 )
 from kseq.data.emoji_rendering import render_glyph
 from kseq.errors import KseqError
@@ -77,6 +78,17 @@ def test_base_subsets_on_a_hand_made_split():
     seen, unseen = base_subsets(train, test)
     assert seen == test[:3]
     assert unseen == test[3:]
+
+
+def test_repeated_by_base_weighs_each_base_alike():
+    dog, cat = "\U0001F436", "\U0001F431"
+    thumbs = [THUMBS, THUMBS + MEDIUM, THUMBS + DARK]  # one base, three variants
+    assert repeated_by_base([dog] + thumbs + [cat], 0) == [dog] + thumbs + [cat]
+    assert repeated_by_base([dog] + thumbs + [cat], 3) == [dog] * 3 + thumbs + [cat] * 3
+    # ceil(4 / 3) = 2 repeats of each variant: the base contributes 6, a lone emoji 4
+    assert repeated_by_base(thumbs + [dog], 4) == [t for t in thumbs for _ in "ab"] + [dog] * 4
+    with pytest.raises(KseqError, match="balance_bases.*Received: balance_bases=-1"):
+        repeated_by_base(thumbs, -1)
 
 
 def test_splits_of_the_real_names_are_disjoint_deterministic_and_subsets_right():
@@ -171,6 +183,13 @@ def test_builder_caches_skips_and_reports(tmp_path, fake_font):
     assert len(fake_font) == rendered
     assert sum(map(len, (french[n] for n in ("train", "valid", "test")))) == 3
     assert emoji_captions("en", image_size=24) == splits  # deterministic
+    # Training holds the three thumbs (one base): ceil(4 / 3) = 2 of each; valid's rocket once.
+    balanced = emoji_captions("en", image_size=24, balance_bases=4)
+    assert [caption for _, caption in splits["train"]] == [
+        "thumbs up", "thumbs up medium skin tone", "thumbs up dark skin tone"]
+    assert balanced["train"] == [item for item in splits["train"] for _ in range(2)]
+    assert {k: v for k, v in balanced.items() if k != "train"} == {
+        k: v for k, v in splits.items() if k != "train"}  # valid and test never repeat
 
 
 def test_errors_name_what_is_missing(tmp_path, monkeypatch, fake_font):
