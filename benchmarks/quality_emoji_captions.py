@@ -29,6 +29,8 @@ The baselines, training and scoring are `caption_quality`'s (shared with the
 Tux Paint and multilingual scripts).
 
     .venv/bin/python benchmarks/quality_emoji_captions.py --minutes 10
+    .venv/bin/python benchmarks/quality_emoji_captions.py --minutes 10 --balance-bases 6 \
+        --result benchmarks/results/quality_emoji_captions_balanced.json
     .venv/bin/python benchmarks/quality_emoji_captions.py --quick   # a smoke run, ~2 minutes
 """
 
@@ -65,16 +67,23 @@ def main():
     parser = caption_arguments(__doc__, NAME, 10, f"{QUICK} images, one epoch")
     parser.add_argument("--models", nargs="+", default=["lite0", "small_cnn"],
                         choices=["lite0", "small_cnn"])
+    parser.add_argument("--balance-bases", type=int, default=None,
+                        help="emoji_captions(balance_bases=...) for training (default: the "
+                             "recipe's, none)")
     args = parser.parse_args()
     started = time.perf_counter()
     recipe = zoo.load_recipe(PRESET)
+    if args.balance_bases is not None:
+        recipe["data"]["balance_bases"] = args.balance_bases
     image_size = (recipe["model"]["image_size"],) * 2
 
     models, trained = {}, {}
-    limits = {"limit": {"train": QUICK["train"], "valid": QUICK["valid"]}} if args.quick else None
+    data = {key: recipe["data"][key] for key in ("balance_bases",) if key in recipe["data"]}
+    if args.quick:
+        data["limit"] = {"train": QUICK["train"], "valid": QUICK["valid"]}
     for name in args.models:
-        overrides = run_overrides({} if name == "lite0" else SMALL_CNN, limits, args.epochs,
-                                  args.quick)
+        overrides = run_overrides({} if name == "lite0" else SMALL_CNN, data or None,
+                                  args.epochs, args.quick)
         model, splits, facts = train_captioner(PRESET, os.path.join(args.output, name),
                                                args.minutes, overrides)
         models[name], trained[name] = facts, model
@@ -90,7 +99,10 @@ def main():
         "preset": PRESET, "quick": args.quick, "minutes_per_model": args.minutes,
         "data": {"builder": "emoji_captions", "lang": recipe["data"]["lang"],
                  "image_size": recipe["data"]["image_size"],
-                 "sizes": {name: len(splits[name]) for name in ("train", "valid")}
+                 "balance_bases": recipe["data"].get("balance_bases", 0),
+                 "sizes": {"train_with_repeats": len(splits["train"]),
+                           "train": len({id(item) for item in splits["train"]}),
+                           "valid": len(splits["valid"])}
                  | {name: len(pairs) for name, pairs in subsets.items()}},
         **metric_notes(),
         "rows": rows,
