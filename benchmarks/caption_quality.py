@@ -138,7 +138,8 @@ def baseline_rows(train, test, subsets, image_size):
     """The `most_frequent` and `nearest_neighbour` rows, and `{row: hypotheses}`.
 
     A training item repeated in `train` (`emoji_captions(balance_bases=...)` repeats
-    the very same tuple) counts once: the baselines see each training image once."""
+    the very same tuple, and `build_data` only slices lists, so identity finds the
+    repeats) counts once: the baselines see each training image once."""
     train = list({id(item): item for item in train}.values())
     caption, ties = most_frequent_caption([item[1] for item in train])
     started = time.perf_counter()

@@ -69,7 +69,7 @@ def main():
                         choices=["lite0", "small_cnn"])
     parser.add_argument("--balance-bases", type=int, default=None,
                         help="emoji_captions(balance_bases=...) for training (default: the "
-                             "recipe's, none)")
+                             "recipe's, none); with --quick the image cap counts repeats")
     args = parser.parse_args()
     started = time.perf_counter()
     recipe = zoo.load_recipe(PRESET)

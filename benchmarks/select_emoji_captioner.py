@@ -12,7 +12,8 @@ rows. Writes `benchmarks/results/select_emoji_captioner.json` (or `--result`).
 
     .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6
     .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6 \
-        --only recipe balanced_bases_3 --result benchmarks/results/select_emoji_balance.json
+        --only recipe balanced_bases_3 --result /tmp/round1.json   # then balanced_bases_6:
+    # select_emoji_balance.json holds both runs (their candidates, one copy row)
 """
 
 import argparse

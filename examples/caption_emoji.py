@@ -29,6 +29,7 @@ from kseq.training import train
 PRESET = "emoji_en_captioner"
 # --tiny: a handful of images at the builder's default size (the cache the builder's own
 # test makes), a narrow decoder, a few epochs, no validation decoding.
+# balance_bases 0 whatever the recipe says: the cap of 48 would otherwise count repeats.
 TINY = {"data": {"image_size": 72, "balance_bases": 0, "limit": {"train": 48, "valid": 0}},
         "model": {"hidden_dim": 32, "num_layers": 1, "num_heads": 2, "intermediate_dim": 64,
                   "dropout": 0.0},

@@ -149,8 +149,8 @@ def emoji_splits(sequences, seed=0):
 
 
 def repeated_by_base(sequences, balance_bases):
-    """`sequences` with each one repeated `ceil(balance_bases / n)` times, `n` being how many
-    of `sequences` share its base (`base_of`); order kept, repeats adjacent.
+    """`sequences` with each one kept `max(1, ceil(balance_bases / n))` times, `n` being how
+    many of `sequences` share its base (`base_of`); order kept, repeats adjacent.
 
     So a base that `sequences` holds once (an object, an animal) is seen as
     often in an epoch as `balance_bases` variants of a person are.
@@ -184,7 +184,7 @@ def emoji_captions(lang="en", image_size=DEFAULT_IMAGE_SIZE, seed=0, cache_dir=N
         cache_dir: where rendered sets are kept; default `$KSEQ_HOME/emoji_captions`.
         balance_bases: 0 (default) or a number `R` of training examples each base
             should at least contribute to an epoch: a training emoji whose base
-            `n` training emoji share is repeated `ceil(R / n)` times
+            `n` training emoji share is kept `max(1, ceil(R / n))` times
             (`repeated_by_base`); valid and test are never repeated.
 
     Raises `KseqError` for a bad argument, naming `pip install 'emoji...'`
@@ -197,6 +197,7 @@ def emoji_captions(lang="en", image_size=DEFAULT_IMAGE_SIZE, seed=0, cache_dir=N
                         f"Received: lang={lang!r}")
     image_size = check_int("image_size", image_size, minimum=16, maximum=256)
     seed = check_int("seed", seed, minimum=0)
+    balance_bases = check_int("balance_bases", balance_bases, minimum=0)
     folder = os.path.join(cache_dir or os.path.join(kseq_home(), "emoji_captions"),
                           f"noto-{image_size}px-emoji-{emoji_package().__version__}-f{FORMAT}")
     rows, _ = cached_image_set(folder, "emoji_captions", FORMAT,
@@ -207,7 +208,6 @@ def emoji_captions(lang="en", image_size=DEFAULT_IMAGE_SIZE, seed=0, cache_dir=N
     pairs = dict(zip((row["emoji"] for row in named),
                      zip(read_images(folder, named),
                          (caption_of_name(row["names"][lang]) for row in named))))
-    balance_bases = check_int("balance_bases", balance_bases, minimum=0)
     splits = emoji_splits(pairs, seed)
     splits["train"] = repeated_by_base(splits["train"], balance_bases)
     return {name: [pairs[sequence] for sequence in sequences]
