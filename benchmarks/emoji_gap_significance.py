@@ -13,7 +13,7 @@ hundred names: sacrebleu's paired tests
 
 - `test_unseen_base`, `test_seen_base` (the issue's subsets);
 - `valid_unseen_base`, `valid_seen_base` (built like them,
-  `select_emoji_captioner.validation_subsets`).
+  `select_emoji_captioner.base_subset_rows`).
 
 Per subset and search: chrF of both systems, the paired bootstrap's mean and
 95% interval half-width (1,000 resamples of the subset's emoji), and the
@@ -32,25 +32,12 @@ from sacrebleu.significance import PairedTest
 # benchmarks/, the script's folder
 from caption_quality import SEARCHES, machine, nearest_neighbour_captions, write_result
 from kseq import zoo
-from kseq.data.emoji_captions import base_subsets, caption_of_name, emoji_names
-from select_emoji_captioner import validation_subsets
+from select_emoji_captioner import base_subset_rows
 
 PRESET = "emoji_en_captioner"
 COPY = "nearest_neighbour"
 BOOTSTRAP_SAMPLES = 1000
 RANDOMISATION_TRIALS = 10_000
-
-
-def test_subsets(splits):
-    """`{"test_seen_base", "test_unseen_base"}` -> row indices of `splits["test"]`."""
-    sequence_of = {caption_of_name(names["en"]): sequence
-                   for sequence, names in emoji_names().items() if "en" in names}
-    test = [sequence_of[caption] for _, caption in splits["test"]]
-    seen, _ = base_subsets([sequence_of[caption] for _, caption in splits["train"]], test)
-    seen = set(seen)
-    rows = range(len(test))
-    return {"test_seen_base": [i for i in rows if test[i] in seen],
-            "test_unseen_base": [i for i in rows if test[i] not in seen]}
 
 
 def paired_test(systems, references, test_type, samples):
@@ -94,7 +81,7 @@ def main():
                         "randomisation": f"approximate randomisation, {RANDOMISATION_TRIALS} "
                                          "trials"},
               "subsets": {}}
-    for split, subsets in (("test", test_subsets(splits)), ("valid", validation_subsets(splits))):
+    for split in ("test", "valid"):
         items = splits[split]
         references = [caption for _, caption in items]
         images = [image for image, _ in items]
@@ -102,8 +89,8 @@ def main():
         systems = {COPY: nearest_neighbour_captions(splits["train"], items, image_size)}
         for search, options in SEARCHES:
             systems[f"kseq_{search}"] = model.caption(images, **options)
-        for name, rows in subsets.items():
-            if name == split:
+        for name, rows in base_subset_rows(splits, split).items():
+            if name == split:  # the whole split: the quality scripts report it
                 continue
             print(f"{name}: {len(rows)} emoji", flush=True)
             result["subsets"][name] = subset_report(

@@ -73,12 +73,10 @@ def main():
     args = parser.parse_args()
     started = time.perf_counter()
     recipe = zoo.load_recipe(PRESET)
-    if args.balance_bases is not None:
-        recipe["data"]["balance_bases"] = args.balance_bases
     image_size = (recipe["model"]["image_size"],) * 2
 
     models, trained = {}, {}
-    data = {key: recipe["data"][key] for key in ("balance_bases",) if key in recipe["data"]}
+    data = {} if args.balance_bases is None else {"balance_bases": args.balance_bases}
     if args.quick:
         data["limit"] = {"train": QUICK["train"], "valid": QUICK["valid"]}
     for name in args.models:
@@ -99,7 +97,8 @@ def main():
         "preset": PRESET, "quick": args.quick, "minutes_per_model": args.minutes,
         "data": {"builder": "emoji_captions", "lang": recipe["data"]["lang"],
                  "image_size": recipe["data"]["image_size"],
-                 "balance_bases": recipe["data"].get("balance_bases", 0),
+                 "balance_bases": data.get("balance_bases",
+                                           recipe["data"].get("balance_bases", 0)),
                  "sizes": {"train_with_repeats": len(splits["train"]),
                            "train": len({id(item) for item in splits["train"]}),
                            "valid": len(splits["valid"])}

@@ -41,17 +41,17 @@ CANDIDATES = {
 SCORED = ("greedy", "mbr16")
 
 
-def validation_subsets(splits):
-    """`{"valid", "valid_seen_base", "valid_unseen_base"}` -> row indices of `splits["valid"]`."""
+def base_subset_rows(splits, split):
+    """`{split, split_seen_base, split_unseen_base}` -> row indices of `splits[split]`."""
     sequence_of = {caption_of_name(names["en"]): sequence
                    for sequence, names in emoji_names().items() if "en" in names}
-    valid = [sequence_of[caption] for _, caption in splits["valid"]]
-    seen, _ = base_subsets([sequence_of[caption] for _, caption in splits["train"]], valid)
+    emoji = [sequence_of[caption] for _, caption in splits[split]]
+    seen, _ = base_subsets([sequence_of[caption] for _, caption in splits["train"]], emoji)
     seen = set(seen)  # sequences are unique, so membership gives the rows
-    rows = range(len(valid))
-    return {"valid": list(rows),
-            "valid_seen_base": [i for i in rows if valid[i] in seen],
-            "valid_unseen_base": [i for i in rows if valid[i] not in seen]}
+    rows = range(len(emoji))
+    return {split: list(rows),
+            f"{split}_seen_base": [i for i in rows if emoji[i] in seen],
+            f"{split}_unseen_base": [i for i in rows if emoji[i] not in seen]}
 
 
 def subset_scores(hypotheses, references, subsets):
@@ -72,7 +72,7 @@ def main():
     splits = zoo.build_data(zoo.load_recipe(PRESET))  # the recipe's 96 px renders
     valid = splits["valid"]
     images, references = [item[0] for item in valid], [item[1] for item in valid]
-    subsets = validation_subsets(splits)
+    subsets = base_subset_rows(splits, "valid")
     result = {"preset": PRESET, "split": "valid", "minutes_each": args.minutes,
               "sizes": {name: len(rows) for name, rows in subsets.items()},
               "metrics": metric_notes(), "candidates": {}}
