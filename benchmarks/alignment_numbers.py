@@ -4,7 +4,7 @@
 
 For each test sentence the greedy decode's step attention (`state["attention"]`)
 is read, and the share of its mass within ±1 source position of the diagonal
-`s = t·(S-1)/(T-1)` is computed (`kseq.models.attention_plot.monotone_alignment_mass`).
+`s = t·(S-1)/(T-1)` is computed (`kseq.models.translator.attention_plot.monotone_alignment_mass`).
 English and French number words run in the same order, so a model that attends
 where it translates puts most of its mass there. Prints JSON (mean, quartiles)
 and writes one heatmap for a look by eye.
@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from kseq import zoo
-from kseq.models.attention_plot import attention_matrix, monotone_alignment_mass, plot_attention
+from kseq.models.translator.attention_plot import attention_matrix, monotone_alignment_mass, plot_attention
 from kseq.training import load_trained
 from report import emit  # benchmarks/report.py
 

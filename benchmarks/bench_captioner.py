@@ -94,7 +94,7 @@ def main():
     import keras
 
     import kseq
-    from kseq.data.shapes_captions import shapes_captions
+    from kseq.data.datasets.shapes_captions import shapes_captions
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", help="a trained run folder (default: random weights)")

@@ -16,7 +16,7 @@ import time
 import keras
 
 import kseq  # noqa: F401  (registers the model classes for load_model)
-from kseq.data.libreoffice import libreoffice_dataset
+from kseq.data.datasets.libreoffice import libreoffice_dataset
 from report import emit  # benchmarks/report.py
 
 

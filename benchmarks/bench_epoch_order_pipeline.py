@@ -10,8 +10,8 @@ one-off cost of building the table and counting its batches. Usage:
     .venv/bin/python benchmarks/bench_epoch_order_pipeline.py > benchmarks/results/bench_epoch_order_pipeline.json
 """
 import json, time, tensorflow as tf, kseq
-from kseq.data.bucketing import bucket_by_length, filter_by_length
-from kseq.data.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
+from kseq.data.pipeline.bucketing import bucket_by_length, filter_by_length
+from kseq.data.pipeline.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
 splits = kseq.data.numbers_dataset("fr", train_size=20000, valid_size=10, test_size=10)
 tok = kseq.text.WordTokenizer.build_vocabulary([s for s, _ in splits["train"]])
 tgt = kseq.text.WordTokenizer.build_vocabulary([t for _, t in splits["train"]])

@@ -24,7 +24,7 @@ import time
 import tensorflow as tf
 
 from kseq import zoo
-from kseq.models.preprocessors import TranslatorPreprocessor
+from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
 from report import emit  # benchmarks/report.py
 
 ISSUE_PEER_TOKENS_PER_SECOND = 9000

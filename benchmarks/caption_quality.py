@@ -102,7 +102,7 @@ def pooled_lite0_features(images, image_size, batch_size=64):
     """`[N, 1280]` unit-length global averages of the frozen ImageNet Lite0 grid."""
     import tensorflow as tf
 
-    from kseq.data.image_decoding import decode_rows
+    from kseq.data.pipeline.image_decoding import decode_rows
     from kseq.layers import EfficientNetLite0
 
     backbone = EfficientNetLite0(weights="imagenet")

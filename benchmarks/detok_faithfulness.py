@@ -17,7 +17,7 @@ import unicodedata
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from kseq.data.mo_catalog import read_mo  # noqa: E402
+from kseq.data.datasets.mo_catalog import read_mo  # noqa: E402
 from kseq.text import CharTokenizer, WordPieceTokenizer, WordTokenizer  # noqa: E402
 
 

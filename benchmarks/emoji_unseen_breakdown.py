@@ -28,7 +28,7 @@ import time
 from caption_quality import (SEARCHES, machine, metric_notes, nearest_neighbour_captions,
                              text_scores, write_result)
 from kseq import zoo
-from kseq.data.emoji_captions import caption_of_name, emoji_names
+from kseq.data.datasets.emoji_captions import caption_of_name, emoji_names
 
 PRESET = "emoji_en_captioner"
 KEYCAP = "\u20e3"

@@ -29,7 +29,7 @@ import time
 
 import sacrebleu
 
-from kseq.data.libreoffice import libreoffice_dataset
+from kseq.data.datasets.libreoffice import libreoffice_dataset
 from report import emit  # benchmarks/report.py
 
 PEER_PACKAGES = ["opennmt-tf==2.32.0", "tensorflow==2.13.1", "tensorflow-addons==0.21.0",

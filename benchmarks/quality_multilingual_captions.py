@@ -45,7 +45,7 @@ from caption_quality import (caption_arguments, captioner_rows, lite0_descriptio
                              samples, scores_of, thinned_data, train_captioner,
                              write_result)
 from kseq import zoo
-from kseq.data.multilingual_captions import language_tag
+from kseq.text.language_tags import language_tag
 
 NAME = "quality_multilingual_captions"
 PRESET = "emoji_en_captioner"

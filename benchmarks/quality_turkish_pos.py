@@ -3,7 +3,7 @@
 Trains the `turkish_pos_tagger` preset with `kseq.training.train` for at most
 `--minutes`, then scores token accuracy on the treebank's test split (its
 README's split) overall, on words seen in training and on unseen words, next
-to the most-frequent-tag baseline (`kseq.data.turkish_pos.most_frequent_tag_baseline`,
+to the most-frequent-tag baseline (`kseq.data.datasets.turkish_pos.most_frequent_tag_baseline`,
 unseen words: the most frequent tag) in the same run.
 
     .venv/bin/python benchmarks/quality_turkish_pos.py --minutes 12
@@ -19,7 +19,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 
 from kseq import zoo  # noqa: E402
-from kseq.data.turkish_pos import most_frequent_tag_baseline  # noqa: E402
+from kseq.data.datasets.turkish_pos import most_frequent_tag_baseline  # noqa: E402
 from kseq.training import train  # noqa: E402
 from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 

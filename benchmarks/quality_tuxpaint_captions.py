@@ -41,7 +41,7 @@ from caption_quality import (SEARCHES, SMALL_CNN, baseline_rows, caption_argumen
                              run_overrides, scores_of, spread, text_scores, thinned_data,
                              train_captioner, write_result)
 from kseq import zoo
-from kseq.data.tuxpaint_captions import tuxpaint_captions
+from kseq.data.datasets.tuxpaint_captions import tuxpaint_captions
 
 NAME = "quality_tuxpaint_captions"
 PRESET = "tuxpaint_en_captioner"

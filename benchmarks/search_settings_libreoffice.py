@@ -18,7 +18,7 @@ import time
 
 import keras
 
-from kseq.data.libreoffice import libreoffice_dataset
+from kseq.data.datasets.libreoffice import libreoffice_dataset
 from report import emit  # benchmarks/report.py
 
 GREEDY_GRID = [{"no_repeat_ngram_size": n} for n in (0, 3)]

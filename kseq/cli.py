@@ -46,7 +46,7 @@ def _positive_number(text):
 
 def _presets(args):
     from kseq import zoo
-    from kseq.preset_files import preset_recipe
+    from kseq.presets.catalog import preset_recipe
 
     print(f"{'preset':30s} {'task':11s} {'arch':31s} {'weights':8s} description")
     for name in zoo.presets():
@@ -159,9 +159,9 @@ def _tag(args):
 def _evaluation_pairs(model_dir, data, model=None):
     """`--data` as a TSV file, or the test/valid split of the data the run trained on."""
     from kseq import zoo
-    from kseq.data.parallel_text import read_tsv
-    from kseq.preset_files import is_preset
-    from kseq.run_folder import RunFolder
+    from kseq.data.pipeline.parallel_text import read_tsv
+    from kseq.presets.catalog import is_preset
+    from kseq.training.run_folder import RunFolder
     from kseq.training import load_data
 
     if os.path.isfile(data):
@@ -169,7 +169,7 @@ def _evaluation_pairs(model_dir, data, model=None):
         if not pairs:
             raise KseqError(f"No usable `source<TAB>reference` lines. Received: --data {data}")
         if getattr(model.preprocessor, "input_kind", "text") == "images":  # `path<TAB>target`
-            from kseq.data.image_inputs import read_image_pairs
+            from kseq.data.pipeline.image_inputs import read_image_pairs
 
             pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(data)))
         return pairs

@@ -61,7 +61,7 @@ def translate_with_the_preset(fast):
 
 
 def score_the_slice(model, fast):
-    from kseq.preset_files import preset_recipe, slice_pairs
+    from kseq.presets.catalog import preset_recipe, slice_pairs
 
     entry = preset_recipe(PRESET)["weights"]["slice_200"]
     pairs = slice_pairs(PRESET)

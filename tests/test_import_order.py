@@ -2,8 +2,8 @@
 
 Every `import` / `from` node in `kseq/` is read, including those inside
 functions (a lazy import is still a dependency):
-`{text, data, decoding, metrics, export, version, schedules and the shared helpers}
-< layers < models < zoo < training < cli, demo`.
+`{text, data (pipeline, sources, datasets), decoding, metrics, export and the shared helpers}
+< {layers, presets} < models < zoo < training < cli, demo`.
 """
 
 import ast
@@ -14,18 +14,17 @@ import kseq
 PACKAGE = pathlib.Path(kseq.__file__).parent
 # Top-level modules not named by the order: helpers every room may use sit at the
 # bottom; the training run's own pieces sit with `training`.
-RANKS = {"text": 0, "data": 0, "decoding": 0, "metrics": 0, "export": 0, "version": 0,
-         "errors": 0, "arguments": 0, "atomic_files": 0, "schedules": 0, "preset_files": 0,
-         "rebuilt_backbones": 0, "keras_archive": 0,
-         "layers": 1, "models": 2, "zoo": 3,
-         "training": 4, "recipe_checks": 4, "run_folder": 4, "training_callbacks": 4,
-         "training_checkpoints": 4, "training_curves": 4,
-         "cli": 5, "demo": 5}
+RANKS = {"text": 0, "data.pipeline": 0, "data.sources": 0, "data.datasets": 0, "data": 0,
+         "decoding": 0, "metrics": 0, "export": 0, "version": 0, "errors": 0, "arguments": 0,
+         "atomic_files": 0,
+         "layers": 1, "presets": 1, "models": 2, "zoo": 3, "training": 4, "cli": 5, "demo": 5}
 
 
 def _room(module):
     """`kseq.models.task` -> "models"; the package itself (`kseq`) -> None."""
-    parts = module.split(".")
+    parts = [part for part in module.split(".") if part != "__init__"]
+    if len(parts) > 2 and parts[:2] == ["kseq", "data"]:
+        return f"data.{parts[2]}"  # data's rooms: pipeline, sources, datasets
     return parts[1] if len(parts) > 1 and parts[0] == "kseq" else None
 
 
@@ -41,9 +40,9 @@ def _imports(path):
 
 
 def test_every_module_has_a_rank():
-    rooms = {p.relative_to(PACKAGE).parts[0].removesuffix(".py")
-             for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent != PACKAGE}
-    assert rooms - {"presets"} <= set(RANKS), sorted(rooms - set(RANKS))
+    rooms = {_room("kseq." + ".".join(p.relative_to(PACKAGE).with_suffix("").parts))
+             for p in PACKAGE.rglob("*.py") if p.parent != PACKAGE or p.name != "__init__.py"}
+    assert rooms <= set(RANKS), sorted(rooms - set(RANKS))
 
 
 def test_no_module_imports_a_room_above_its_own():
@@ -52,7 +51,7 @@ def test_no_module_imports_a_room_above_its_own():
         relative = path.relative_to(PACKAGE)
         if relative == pathlib.Path("__init__.py"):
             continue  # the package re-exports every room
-        own = relative.parts[0].removesuffix(".py")
+        own = _room("kseq." + ".".join(relative.with_suffix("").parts))
         for module in _imports(path):
             room = _room(module)
             if module == "kseq":

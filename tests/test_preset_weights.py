@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kseq
-from kseq import preset_files
+from kseq.presets import catalog as preset_files
 from kseq.errors import KseqError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,7 +84,7 @@ def test_every_catalog_entry_matches_its_file():
 WHEEL_CHECK = """
 import json, os, sys, sysconfig
 import kseq
-from kseq import preset_files
+from kseq.presets import catalog as preset_files
 here = os.path.realpath(sysconfig.get_paths()["purelib"])
 assert os.path.realpath(kseq.__file__).startswith(here), kseq.__file__  # the wheel's copy
 out = {}

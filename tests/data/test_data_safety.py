@@ -21,11 +21,12 @@ import pytest
 from kseq import zoo
 from kseq.atomic_files import TEMPORARY_PREFIX
 from kseq.data import bucket_batch_sizes, bucket_by_length, filter_by_length, numbers_dataset
-from kseq.data import debian_packages, libreoffice, libreoffice_packages
-from kseq.data.libreoffice import build_from_tree, clean_and_split, libreoffice_dataset
-from kseq.data.libreoffice_packages import LibreOfficeDataError
-from kseq.data.mo_catalog import read_mo
-from kseq.data.parallel_text import read_tsv
+from kseq.data.datasets import libreoffice, libreoffice_packages
+from kseq.data.sources import debian_packages
+from kseq.data.datasets.libreoffice import build_from_tree, clean_and_split, libreoffice_dataset
+from kseq.data.datasets.libreoffice_packages import LibreOfficeDataError
+from kseq.data.datasets.mo_catalog import read_mo
+from kseq.data.pipeline.parallel_text import read_tsv
 from kseq.errors import KseqError
 from kseq.text.vocabulary_cache import (
     VocabularyFileError,

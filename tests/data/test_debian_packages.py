@@ -8,8 +8,8 @@ import tarfile
 import pytest
 
 from kseq.atomic_files import TEMPORARY_PREFIX
-from kseq.data import debian_packages
-from kseq.data.debian_packages import DebianPackageError, package_versions, unpacked_packages
+from kseq.data.sources import debian_packages
+from kseq.data.sources.debian_packages import DebianPackageError, package_versions, unpacked_packages
 
 
 class FakeApt:

@@ -15,8 +15,8 @@ import sys
 import pytest
 from PIL import Image, ImageFont
 
-from kseq.data.debian_packages import DebianPackageError, apt_lists_present
-from kseq.data.emoji_captions import (
+from kseq.data.sources.debian_packages import DebianPackageError, apt_lists_present
+from kseq.data.datasets.emoji_captions import (
     base_of,
     base_subsets,
     caption_of_name,
@@ -26,11 +26,11 @@ from kseq.data.emoji_captions import (
     emoji_splits,
     repeated_by_base,
 )
-from kseq.data.emoji_rendering import render_glyph
+from kseq.data.datasets.emoji_rendering import render_glyph
 from kseq.errors import KseqError
 
-# `kseq.data.emoji_captions` is also the function's name in `kseq.data`: fetch the module.
-module = importlib.import_module("kseq.data.emoji_captions")
+# `kseq.data.datasets.emoji_captions` is also the function's name in `kseq.data`: fetch the module.
+module = importlib.import_module("kseq.data.datasets.emoji_captions")
 
 THUMBS, MEDIUM, DARK = "\U0001F44D", "\U0001F3FD", "\U0001F3FF"
 WOMAN, MAN, PERSON = "\U0001F469", "\U0001F468", "\U0001F9D1"

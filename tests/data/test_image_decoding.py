@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kseq.data.image_decoding import decode_rows, header_size
+from kseq.data.pipeline.image_decoding import decode_rows, header_size
 
 RGBA = np.zeros((5, 7, 4), np.uint8)
 RGBA[..., 0], RGBA[..., 3] = 200, 128  # half-transparent red

@@ -11,9 +11,9 @@ import time
 import numpy as np
 import pytest
 
-from kseq.data import debian_packages
-from kseq.data.debian_packages import DebianPackageError
-from kseq.data.kanji_radicals import (
+from kseq.data.sources import debian_packages
+from kseq.data.sources.debian_packages import DebianPackageError
+from kseq.data.datasets.kanji_radicals import (
     COPYRIGHT_FILES,
     KANJIDIC_FILE,
     kanji_radicals,
@@ -24,8 +24,8 @@ from kseq.data.kanji_radicals import (
 )
 from kseq.errors import KseqError
 
-# The module itself: `kseq.data.kanji_radicals` is also the name of the function kseq.data exports.
-module = importlib.import_module("kseq.data.kanji_radicals")
+# The module itself: `kseq.data.datasets.kanji_radicals` is also the name of the function kseq.data exports.
+module = importlib.import_module("kseq.data.datasets.kanji_radicals")
 
 Image = pytest.importorskip("PIL.Image")
 

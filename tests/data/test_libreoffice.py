@@ -8,15 +8,16 @@ import struct
 import pytest
 
 from kseq import zoo
-from kseq.data import debian_packages, libreoffice_packages
-from kseq.data.help_paragraphs import read_help_page
-from kseq.data.libreoffice import (
+from kseq.data.datasets import libreoffice_packages
+from kseq.data.sources import debian_packages
+from kseq.data.datasets.help_paragraphs import read_help_page
+from kseq.data.datasets.libreoffice import (
     build_from_tree,
     clean_and_split,
     held_out_bucket,
     libreoffice_dataset,
 )
-from kseq.data.libreoffice_packages import LibreOfficeDataError
+from kseq.data.datasets.libreoffice_packages import LibreOfficeDataError
 
 PAGE = """<!DOCTYPE html><html lang="{lang}"><body>
 <h1 id="hd_id1" dir="auto">{title}</h1>

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from kseq.data import shapes_caption_tuples, shapes_captions
-from kseq.data.shapes_captions import (
+from kseq.data.datasets.shapes_captions import (
     COLOUR_VALUES,
     COLOURS,
     RELATIONS,

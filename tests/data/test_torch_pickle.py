@@ -14,7 +14,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from kseq.data.torch_pickle import LEGACY_MAGIC, TorchCheckpointError, load_state_dict
+from kseq.layers.pretrained.torch_pickle import LEGACY_MAGIC, TorchCheckpointError, load_state_dict
 
 
 class FloatStorage:  # pickled by name, renamed to torch.FloatStorage

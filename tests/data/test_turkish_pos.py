@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from kseq.atomic_files import file_sha256
-from kseq.data.turkish_pos import (
+from kseq.data.datasets.turkish_pos import (
     WHEEL,
     most_frequent_tag_baseline,
     parse_conllu,
@@ -21,8 +21,8 @@ from kseq.data.turkish_pos import (
 )
 from kseq.errors import KseqError
 
-# The module itself: `kseq.data.turkish_pos` names the function (exported by `kseq.data`).
-turkish_pos_module = importlib.import_module("kseq.data.turkish_pos")
+# The module itself: `kseq.data.datasets.turkish_pos` names the function (exported by `kseq.data`).
+turkish_pos_module = importlib.import_module("kseq.data.datasets.turkish_pos")
 
 
 def word(index, form, tag, misc="_"):

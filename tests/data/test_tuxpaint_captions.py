@@ -15,13 +15,13 @@ import shutil
 import pytest
 from PIL import Image
 
-from kseq.data.debian_packages import DebianPackageError, apt_lists_present
-from kseq.data.svg_rendering import expand_internal_entities, svg_renderer
-from kseq.data.tuxpaint_captions import parse_stamp_text, tuxpaint_captions, tuxpaint_languages
+from kseq.data.sources.debian_packages import DebianPackageError, apt_lists_present
+from kseq.data.datasets.svg_rendering import expand_internal_entities, svg_renderer
+from kseq.data.datasets.tuxpaint_captions import parse_stamp_text, tuxpaint_captions, tuxpaint_languages
 from kseq.errors import KseqError
 
-# `kseq.data.tuxpaint_captions` is also the function's name in `kseq.data`: fetch the module.
-module = importlib.import_module("kseq.data.tuxpaint_captions")
+# `kseq.data.datasets.tuxpaint_captions` is also the function's name in `kseq.data`: fetch the module.
+module = importlib.import_module("kseq.data.datasets.tuxpaint_captions")
 
 SVG = (b'<?xml version="1.0"?>\n<!DOCTYPE svg [<!ENTITY ns_svg "http://www.w3.org/2000/svg">]>'
        b'<svg xmlns="&ns_svg;" width="20" height="10"><rect x="2" y="2" width="16" height="6" '

@@ -302,7 +302,7 @@ def test_explicit_and_next_versions(fake_build, translator, tmp_path, caplog):
 
 @pytest.fixture(scope="module")
 def serve_ids(translator):
-    from kseq.models.translator_serving import TranslatorEndpoints
+    from kseq.models.translator.serving import TranslatorEndpoints
 
     settings = translator.search_settings(beam_size=1)
     module = TranslatorEndpoints(translator, settings, xla=False)

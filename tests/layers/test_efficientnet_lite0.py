@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kseq
-from kseq.data import lite0_weights
+from kseq.layers.pretrained import lite0_weights
 from kseq.errors import KseqError
 from testing import config_round_trip, run_layer_test
 

@@ -1,6 +1,6 @@
 import numpy as np
 
-from kseq.models.attention_plot import attention_matrix, monotone_alignment_mass
+from kseq.models.translator.attention_plot import attention_matrix, monotone_alignment_mass
 from translator_fixtures import PAIRS
 
 

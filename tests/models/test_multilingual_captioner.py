@@ -5,7 +5,7 @@ import pytest
 
 import kseq
 from captioner_fixtures import EXAMPLES, TINY
-from kseq.data.multilingual_captions import multilingual_splits
+from kseq.data.datasets.multilingual_captions import multilingual_splits
 
 FRENCH = {"a": "un", "an": "un", "above": "dessus", "below": "dessous", "blue": "bleu",
           "circle": "cercle", "cross": "croix", "diamond": "losange", "green": "vert",
@@ -50,7 +50,7 @@ def test_the_tag_chooses_the_caption_language(bilingual):
 
 
 def test_tags_and_merging():
-    from kseq.data.multilingual_captions import language_tag, languages_in
+    from kseq.text.language_tags import language_tag, languages_in
 
     assert language_tag("fr") == "2fr" and languages_in(["<pad>", "2fr", "2en", "2x", "two"]) \
         == ["en", "fr"]

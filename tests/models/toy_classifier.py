@@ -7,7 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 import kseq
-from kseq.data.parallel_text import pairs_to_dataset
+from kseq.data.pipeline.parallel_text import pairs_to_dataset
 from kseq.export import ServingSpec
 
 

@@ -3,8 +3,8 @@
 import numpy as np
 import tensorflow as tf
 
-from kseq.data.image_decoding import decode_rows
-from kseq.data.image_inputs import encoded_images, looks_like_an_image
+from kseq.data.pipeline.image_decoding import decode_rows
+from kseq.data.pipeline.image_inputs import encoded_images, looks_like_an_image
 from kseq.errors import KseqError
 
 CHECK_CHUNK = 64  # images decoded at a time when checking: bounded memory
@@ -14,7 +14,7 @@ class ImageSource:
     """The image side of a preprocessor (a mixin over `image_size` and `max_pixels`).
 
     Images are encoded bytes (PNG, JPEG, GIF, BMP, WebP), decoded, composited
-    on white and letterboxed to `image_size` by `kseq.data.image_decoding` —
+    on white and letterboxed to `image_size` by `kseq.data.pipeline.image_decoding` —
     the same function in training, prediction and the exported model. A row
     that does not decode (empty, not an image, truncated, over `max_pixels`)
     is white with `valid` False.

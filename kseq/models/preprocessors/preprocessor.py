@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from kseq.data.bucketing import bucket_by_length, example_length, filter_by_length
+from kseq.data.pipeline.bucketing import bucket_by_length, example_length, filter_by_length
 
 
 # Inference inputs are padded to a multiple of this, so a search or a model compiles for

@@ -1,0 +1,149 @@
+"""`SequenceTagger`: a character-level encoder and a per-position softmax head: N -> N.
+
+Shape letters: `B` batch, `T` characters, `W` words, `E` encoder width, `C` tags.
+"""
+
+import logging
+
+import keras
+import numpy as np
+import tensorflow as tf  # ragged gathers of the tags at word starts
+from keras import ops
+
+from kseq.arguments import check_float, check_int
+from kseq.errors import KseqError
+from kseq.models.tagger.tagger_preprocessor import join_words
+from kseq.models.task import Task
+
+
+@keras.saving.register_keras_serializable(package="kseq")
+class SequenceTagger(Task):
+    """Words to tags, one per word: `{"char_ids" [B, T]} -> logits [B, T, C]`.
+
+    A text encoder (`RnnEncoder` bidirectional, or `TransformerEncoder`) reads
+    the sentence's characters; each word's tag is the head's output at its
+    first character (`TaggerPreprocessor`), so an unseen word is tagged from
+    its spelling and context. No CRF. Labels elsewhere are -1: loss and
+    metrics count real words only. `kseq.zoo.tagger` builds one.
+
+    Args:
+        encoder: a text encoder over the character vocabulary.
+        preprocessor: a `TaggerPreprocessor`.
+        dropout: on the encoder states, in training.
+
+    Example:
+    >>> import kseq
+    >>> tok = kseq.text.CharTokenizer.build_vocabulary(["the dog runs"])
+    >>> encoder = kseq.models.encoders.RnnEncoder(tok.vocabulary_size, embedding_dim=8, units=8)
+    >>> model = kseq.models.SequenceTagger(
+    ...     encoder, kseq.models.TaggerPreprocessor(tok, ["DET", "NOUN", "VERB"], 32))
+    >>> words, tags = model.tag(["the dog runs"])[0]
+    >>> words, len(tags)
+    (['the', 'dog', 'runs'], 3)
+    """
+
+    preset_task = "tagger"
+
+    label_pad_id = -1  # tag 0 is a real tag
+
+    def __init__(self, encoder, preprocessor, dropout=0.1, **kwargs):
+        check_float("dropout", dropout, minimum=0.0, maximum=1.0)
+        encoder_room = getattr(encoder, "max_length", None)
+        if encoder_room is not None and preprocessor.max_length > encoder_room:
+            raise ValueError("The encoder's max_length must hold the preprocessor's max_length. "
+                             f"Received: {encoder_room} < {preprocessor.max_length}")
+        dropout_layer = keras.layers.Dropout(dropout, name="head_dropout")
+        head = keras.layers.Dense(preprocessor.num_tags, dtype=kwargs.get("dtype"), name="head")
+        # === Functional graph (through the parts' sublayers: see kseq.models.task) ===
+        char_ids = keras.Input(shape=(None,), dtype="int32", name="char_ids")
+        states = encoder.call(char_ids)["states"]
+        logits = ops.cast(head(dropout_layer(states)), "float32")
+        super().__init__(inputs={"char_ids": char_ids}, outputs=logits, **kwargs)
+        # === Config ===
+        self.encoder = encoder
+        self.preprocessor = preprocessor
+        self.dropout = dropout
+        self.dropout_layer, self.head = dropout_layer, head
+
+    @property
+    def tag_names(self):
+        return self.preprocessor.tag_names
+
+    # === Training hooks (see kseq.models.task) ===
+
+    def hidden_states(self, inputs, training=None):
+        states = self.encoder.call(inputs["char_ids"], training=training)["states"]
+        return self.dropout_layer(states, training=training)  # [B, T, E]
+
+    def project(self, states):
+        return ops.cast(self.head(states), "float32")
+
+    # === Words in, tags out ===
+
+    def tag_ids(self, sentences):
+        """`[B]` sentences (words separated by spaces) -> ragged tag ids `[B, (W)]`, one per
+        word that starts within `max_length` characters, and `truncated [B]`."""
+        inputs = self.preprocessor.inference_inputs(sentences)
+        logits = self.inference_logits({"char_ids": inputs["char_ids"]})  # [B, T, C]
+        best = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        return tf.ragged.boolean_mask(best, inputs["starts"]), inputs["truncated"]
+
+    def tag(self, sentences, batch_size=256):
+        """Tags sentences: each item a `str` (split on whitespace) or a list of words.
+
+        Returns `(words, tags)` per sentence, lists of equal length; an empty
+        sentence gives `([], [])`. Words past `max_length` characters get no
+        tag (their list is cut, with a warning).
+        """
+        batch_size = check_int("batch_size", batch_size)
+        words = [s.split() if isinstance(s, str) else [str(w) for w in s] for s in
+                 self._check_sentences(sentences)]
+        results = []
+        for begin in range(0, len(words), batch_size):
+            chunk = words[begin:begin + batch_size]
+            joined = join_words(tf.ragged.constant(chunk, dtype=tf.string)
+                                if any(chunk) else tf.ragged.constant([[]] * len(chunk),
+                                                                       dtype=tf.string))
+            ids, truncated = self.tag_ids(joined)
+            for row, tag_ids in zip(chunk, ids.to_list()):
+                tags = [self.tag_names[i] for i in tag_ids]
+                results.append((row[: len(tags)], tags))
+            if np.any(truncated.numpy()):
+                logging.getLogger("kseq").warning(
+                    "%d sentence(s) longer than max_length=%d characters were cut.",
+                    int(np.sum(truncated.numpy())), self.preprocessor.max_length)
+        return results
+
+    @staticmethod
+    def _check_sentences(sentences):
+        if isinstance(sentences, (str, bytes)) or not isinstance(sentences, (list, tuple)):
+            raise KseqError("`sentences` must be a list of strings or of word lists. "
+                            f"Received: {type(sentences).__name__}")
+        for row, sentence in enumerate(sentences):
+            if not isinstance(sentence, (str, list, tuple)):
+                raise KseqError(f"Sentence {row} must be a string or a list of words. "
+                                f"Received: {type(sentence).__name__}")
+        return sentences
+
+    def evaluate_tags(self, pairs, batch_size=256):
+        """Token accuracy, macro-F1 and per-tag P/R/F1 over `(words, tags)` pairs (words past
+        `max_length` characters, which get no tag, are left out)."""
+        from kseq.metrics.classification_scores import classification_scores
+
+        pairs = self.preprocessor.check_pairs(pairs)
+        predicted = self.tag([sentence for sentence, _ in pairs], batch_size)
+        truth, guess = [], []
+        for (_, tags), (words, found) in zip(pairs, predicted):
+            gold = tags.split()[: len(found)]
+            truth += [self.tag_names.index(t) for t in gold]
+            guess += [self.tag_names.index(t) for t in found]
+        scores = classification_scores(truth, guess, self.tag_names)
+        scores["token_accuracy"] = scores.pop("accuracy")
+        return scores
+
+    def serving_spec(self):
+        """What `export` writes: sentences (`serving_default`) or words (`serve_tokens`) in,
+        tokens and tags of equal length out; see `kseq.models.tagger.serving`."""
+        from kseq.models.tagger.serving import tagger_serving_spec
+
+        return tagger_serving_spec(self)

@@ -1,0 +1,74 @@
+"""Rewriting the arrays of a saved `.keras` file: float16 storage, left-out groups.
+
+A `.keras` file is a zip holding `config.json`, `metadata.json` and
+`model.weights.h5`, an HDF5 tree of groups (one per layer, `vars` inside)
+and arrays. Keras writes each variable in its own dtype and every array of
+every layer; a shipped preset wants float16 storage (Keras casts arrays back
+to the variables' dtype when loading) and no copy of a frozen backbone that
+loading rebuilds (`kseq.presets.rebuilt_backbones`). These helpers rewrite the
+archive's weights file and copy everything else byte for byte.
+
+Example:
+>>> import h5py, numpy as np, os, tempfile
+>>> folder = tempfile.mkdtemp()
+>>> with h5py.File(os.path.join(folder, "a.h5"), "w") as f:
+...     _ = f.create_dataset("layers/dense/vars/0", data=np.ones((2, 2), "float32"))
+...     _ = f.create_dataset("layers/backbone/vars/0", data=np.ones(3, "float32"))
+...     with h5py.File(os.path.join(folder, "b.h5"), "w") as g:
+...         copy_tree(f, g, float16=True, left_out=("layers/backbone",))
+...         str(g["layers/dense/vars/0"].dtype), dataset_count(g["layers/backbone"])
+('float16', 0)
+"""
+
+import os
+
+
+def dataset_count(group):
+    """The number of arrays under an HDF5 group."""
+    import h5py
+
+    found = []
+    group.visititems(lambda _, item: found.append(isinstance(item, h5py.Dataset)))
+    return sum(found)
+
+
+def copy_tree(source, target, float16, left_out, path=""):
+    """Copies an HDF5 tree (attributes kept): float32 arrays as float16 if `float16`; the
+    arrays under the group paths in `left_out` are dropped, their groups kept."""
+    import numpy as np
+
+    for key, value in source.attrs.items():
+        target.attrs[key] = value
+    dropped = any(path == group or path.startswith(group + "/") for group in left_out)
+    for name, item in source.items():
+        if not hasattr(item, "dtype"):  # a group
+            child = f"{path}/{name}".lstrip("/")
+            copy_tree(item, target.create_group(name), float16, left_out, child)
+            continue
+        if dropped:
+            continue
+        data = item[()]
+        if float16 and item.dtype == np.float32:
+            data = data.astype(np.float16)
+        copied = target.create_dataset(name, data=data)
+        for key, attribute in item.attrs.items():
+            copied.attrs[key] = attribute
+
+
+def rewrite_weights(path, target, change_weights, scratch):
+    """Copies the `.keras` zip `path` to `target`, its `model.weights.h5` passed through
+    `change_weights(file_path)` (which edits or replaces that file in place)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive, zipfile.ZipFile(target, "w") as out:
+        for info in archive.infolist():
+            data = archive.read(info.filename)
+            if info.filename.endswith(".weights.h5"):
+                weights_file = os.path.join(scratch, "weights.h5")
+                with open(weights_file, "wb") as handle:
+                    handle.write(data)
+                change_weights(weights_file)
+                with open(weights_file, "rb") as handle:
+                    data = handle.read()
+                os.remove(weights_file)
+            out.writestr(info, data)

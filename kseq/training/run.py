@@ -1,0 +1,333 @@
+"""Training any registered task from a recipe: resumable, exact, and unable to lose a model.
+
+The recipe's `"task"` (default "translator") picks the builder
+(`kseq.zoo.build`); the model itself brings its preprocessor, compile defaults
+and validation callback (`kseq.models.Task`). Data are `(input, target)`
+pairs: a builder's splits or a two-column TSV file, split by a hash of the input.
+
+An output folder holds `recipe.json`, `data_source.json` (what it trained on),
+`model_config.json` (vocabularies included, so a restart builds the same
+model), `backup/` (checkpoints every `save_every_steps` steps: weights,
+optimizer state and step counter, see `kseq.training.checkpoints`),
+`history.csv`, `curves.png` (loss, and validation BLEU where the task reports
+it, redrawn every epoch),
+and at the end `model.keras`.
+
+- **Resume continues the data.** Epoch `e` is shuffled with a seed made of
+  the recipe's seed and `e`, and every epoch has the same number of batches,
+  so optimizer step `s` is batch `s % n` of epoch `s // n`. Started again after
+  a kill, a run restores the newest valid checkpoint and trains the remaining
+  batches of that epoch, then the rest: the same steps, in the same order, as
+  a run that was never interrupted.
+- **Nothing is lost.** Every file is written under a temporary name and moved
+  into place; `backup/` is deleted only after `model.keras` was saved; a bad
+  checkpoint falls back to the previous one; a full disk stops the run with
+  one line and keeps the last checkpoint.
+- **A non-finite loss stops the run** at the first bad step with a
+  `KseqError`; no model is saved, and the last finite checkpoint stays.
+- **Continuing a finished run**: training into a folder holding `model.keras`
+  continues from it (weights, optimizer state, step counter), finishing an
+  epoch a time budget interrupted and then `epochs` more.
+"""
+
+import hashlib
+import json
+import os
+
+import keras
+
+from kseq import zoo
+from kseq.arguments import check_float, check_int
+from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
+from kseq.data.pipeline.bucketing import bucket_by_length, filter_by_length
+from kseq.data.pipeline.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
+from kseq.data.pipeline.image_inputs import read_image_pairs
+from kseq.data.pipeline.parallel_text import read_tsv
+from kseq.errors import KseqError, one_line
+from kseq.models.translator import Translator
+from kseq.presets.catalog import is_preset, load_preset_model
+from kseq.training.recipe_checks import check_recipe
+from kseq.training.run_folder import RunFolder, check_output_folder
+from kseq.training.callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudget,
+                                     weights_are_finite)
+from kseq.training.checkpoints import (CheckpointStore, ensure_optimizer_built,
+                                       estimated_file_bytes)
+from kseq.training.curves import TrainingCurves
+
+
+def split_pairs(pairs, valid_percent=2, test_percent=2):
+    """Deterministic split by a hash of the source: the same sentence always lands in one split."""
+    splits = {"train": [], "valid": [], "test": []}
+    for source, target in pairs:
+        key = source if isinstance(source, bytes) else source.encode("utf-8")  # image bytes
+        bucket = int(hashlib.sha1(key).hexdigest(), 16) % 100
+        name = "test" if bucket < test_percent else (
+            "valid" if bucket < test_percent + valid_percent else "train")
+        splits[name].append((source, target))
+    return splits
+
+
+def load_data(recipe, data_source=None):
+    """Splits from a data source (`RunFolder.resolve_data_source`), a TSV path, or the recipe."""
+    if isinstance(data_source, (str, os.PathLike)):
+        data_source = {"kind": "file", "path": os.fspath(data_source)}
+    if data_source is None or data_source["kind"] == "builder":
+        if "data" not in recipe:
+            raise KseqError("This recipe names no data builder: pass --data FILE.tsv. "
+                            "Received: no data")
+        return zoo.build_data(recipe)
+    path = data_source["path"]
+    if not os.path.isfile(path):
+        raise KseqError(f"No such data file. Received: --data {path}")
+    pairs, _ = read_tsv(path)
+    if not pairs:
+        raise KseqError(f"No usable `source<TAB>target` lines. Received: {path}")
+    if zoo.takes_images(recipe):  # `image path<TAB>caption` (or label) lines
+        pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(path)))
+    return split_pairs(pairs)
+
+
+def _new_model(recipe, splits):
+    return zoo.build(recipe, splits["train"])
+
+
+def _model_from_config(run, recipe):
+    config_path = run.file("model_config.json")
+    try:
+        with open(config_path, encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError) as error:
+        raise KseqError(f"{config_path} is unreadable ({error}); train into a new --output. "
+                        f"Received: {config_path}") from None
+    if "class_name" in config:  # the serialized model
+        model = keras.saving.deserialize_keras_object(config)
+    else:  # written by kseq before the parts existed: a translator's flat config
+        model = Translator.from_config(config)
+    return model.compile_from_recipe(recipe.get("training", {}))
+
+
+def load_trained(model_dir):
+    """Loads `model_dir/model.keras` (or a `.keras` path, or a preset name with shipped
+    weights) with a clear error when missing or bad."""
+    if not os.path.exists(model_dir) and is_preset(model_dir):
+        return load_preset_model(model_dir)
+    path = model_dir if str(model_dir).endswith(".keras") else os.path.join(model_dir, "model.keras")
+    if not os.path.isfile(path):
+        raise KseqError(f"No trained model here: expected {path}. Received: {model_dir}")
+    try:
+        return keras.saving.load_model(path)
+    except Exception as error:  # a torn zip gives "File not found" from deep inside Keras
+        raise KseqError(f"{path} is not a readable Keras model ({one_line(error, 200)}); it may "
+                        f"be truncated. Received: {path}") from None
+
+
+class _Start:
+    """Where a run starts: the model, its position, and what it was resumed from."""
+
+    def __init__(self, model, checkpoint=None, continued=False):
+        self.model, self.checkpoint, self.continued = model, checkpoint, continued
+
+
+def _start(run, recipe, splits, store):
+    """A new model, the newest checkpoint that loads, or the finished `model.keras`."""
+    has_model = os.path.isfile(run.file("model_config.json")) or os.path.isfile(run.model_path)
+    if store.steps() and has_model:
+        if os.path.isfile(run.file("model_config.json")):
+            model = _model_from_config(run, recipe)
+        else:
+            model = load_trained(run.path)
+        checkpoint = store.load_newest(model)
+        if checkpoint is not None:
+            return _Start(model, checkpoint=checkpoint)
+    if os.path.isfile(run.model_path):
+        return _Start(load_trained(run.path), continued=True)
+    if store.steps():
+        raise KseqError(f"No usable checkpoint in {store.folder} (see above) and no model.keras; "
+                        f"train into a new --output. Received: {run.path}")
+    try:
+        return _Start(_new_model(recipe, splits))
+    except TypeError as error:  # an unknown or misspelt model option
+        raise KseqError(f"The recipe's model section does not fit this architecture "
+                        f"({error}). Received: model={recipe.get('model')!r}") from None
+
+
+def _batching(training, seed, steps_per_epoch):
+    """What decides the batches: a checkpoint made with other values cannot resume exactly."""
+    return {"seed": seed, "boundaries": sorted(training.get("boundaries", [16, 32, 48, 64])),
+            "batch_size": training.get("batch_size"),
+            "token_budget": training.get("token_budget"), "steps_per_epoch": steps_per_epoch}
+
+
+def _check_same_batching(checkpoint, batching):
+    recorded = checkpoint.get("batching") or {}
+    changed = sorted(k for k in batching if k in recorded and recorded[k] != batching[k])
+    if changed:
+        raise KseqError(
+            "This run's checkpoint was made with other batching, so the data position cannot "
+            "be resumed; restore the recipe or train into a new --output. Received: "
+            + ", ".join(f"{k}={batching[k]!r} (checkpoint: {recorded[k]!r})" for k in changed))
+
+
+def _check_finite(model, store):
+    if not weights_are_finite(model):
+        raise KseqError(f"Training ended with non-finite weights; no model was saved and "
+                        f"{store.folder} keeps the last finite checkpoint. Lower the learning "
+                        f"rate or check the data. Received: step "
+                        f"{int(model.optimizer.iterations.numpy())}")
+
+
+def _target_epochs(start, epochs, recipe_epochs, position):
+    if start.checkpoint is not None:
+        return start.checkpoint["target_epochs"]
+    epoch, batch = position
+    if start.continued:  # finish an interrupted epoch, then `epochs` more
+        return epoch + (1 if batch else 0) + (epochs or recipe_epochs)
+    return epochs or recipe_epochs
+
+
+def _save_final(model, run, store):
+    try:
+        with atomic_path(run.model_path) as scratch:
+            reserve_space(scratch, estimated_file_bytes(model))
+            model.save(scratch)
+    except Exception as error:
+        raise KseqError(f"Could not save {run.model_path} ({one_line(error, 200)}); the last "
+                        f"checkpoint in {store.folder} is kept and the same command finishes "
+                        f"the save. Received: {run.path}") from None
+    store.clear()  # only now: a kill during the save above resumes from the checkpoint
+
+
+def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
+          save_every_steps=50, overrides=None, verbose=1, extra_callbacks=()):
+    """Trains (or resumes) into `output_dir`; returns `(model, splits, validation_history)`.
+
+    Any registered task trains this way (`kseq.zoo.register_task`; the recipe's
+    `"task"` key, default "translator"): the task class supplies the
+    preprocessor, the compile defaults and the validation callback (BLEU for
+    generative tasks; its per-epoch entries are the history returned).
+
+    Args:
+        recipe_name: a preset name or a recipe JSON file.
+        output_dir: the run folder; resumes or continues when it holds a run.
+        data_path: a `source<TAB>target` file instead of the recipe's data.
+        epochs: epochs to train to (a new or resumed run) or to add (a finished run).
+        minutes: stop after this much training time (the model is saved).
+        save_every_steps: checkpoint interval in optimizer steps.
+        overrides: recipe overrides, merged right-most wins.
+        extra_callbacks: Keras callbacks run after kseq's own.
+
+    Raises:
+        KseqError: for a bad argument or recipe value, a write that failed, or
+            a non-finite loss.
+    """
+    epochs = check_int("epochs", epochs, allow_none=True)
+    minutes = check_float("minutes", minutes, minimum=0.0, exclusive_minimum=True,
+                          allow_none=True)
+    save_every_steps = check_int("save_every_steps", save_every_steps)
+    recipe = zoo.merge(zoo.load_recipe(recipe_name), overrides)
+    check_recipe(recipe)
+    check_output_folder(output_dir)
+    run = RunFolder(output_dir)
+    source = run.resolve_data_source(data_path, recipe)
+    try:
+        splits = load_data(recipe, source)
+    except TypeError as error:  # an unknown or misspelt data builder option
+        raise KseqError(f"The recipe's data section does not fit its builder ({error}). "
+                        f"Received: data={recipe.get('data')!r}") from None
+    training = recipe.get("training", {})
+    seed = training.get("seed", 0)
+    keras.utils.set_random_seed(seed)  # the same recipe builds the same initial weights
+    store = CheckpointStore(run.backup_folder)
+    start = _start(run, recipe, splits, store)
+    model = start.model
+    preprocessor = model.preprocessor
+    boundaries = training.get("boundaries", [16, 32, 48, 64])
+    table = ExampleTable(model.training_examples(preprocessor.tokenized(splits["train"]).apply(
+        filter_by_length(max(boundaries), preprocessor.example_length))))
+    batcher = bucket_by_length(boundaries, training.get("batch_size"),
+                               training.get("token_budget"), preprocessor.example_length,
+                               preprocessor.padded_widths(), preprocessor.label_padding)
+    steps_per_epoch = count_batches(table, batcher)
+    if steps_per_epoch == 0:
+        raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "
+                        f"Received: {len(splits['train'])} training pairs")
+    ensure_optimizer_built(model)
+    step = int(model.optimizer.iterations.numpy())
+    position = divmod(step, steps_per_epoch)
+    target = _target_epochs(start, epochs, training.get("epochs", 10), position)
+    batching = _batching(training, seed, steps_per_epoch)
+    if start.checkpoint is not None:
+        _check_same_batching(start.checkpoint, batching)
+
+    # Everything is validated and built: only now does the folder get written.
+    os.makedirs(output_dir, exist_ok=True)
+    run.remove_partial_files()
+    run.keep_history_before(position[0])
+    atomic_write_json(run.file("recipe.json"), recipe)
+    run.record_data_source(source)
+    if start.checkpoint is None:  # the model checkpoints will belong to, from now on
+        atomic_write_json(run.file("model_config.json"),
+                          keras.saving.serialize_keras_object(model))
+    _report_start(run, start, step, position, target)
+
+    guard = NonFiniteLossGuard()
+    budget = TimeBudget(minutes) if minutes else None
+    validation = model.validation_callback(splits["valid"], training, verbose=bool(verbose))
+    checkpointing = Checkpointing(store, save_every_steps, steps_per_epoch, target, guard,
+                                  batching, start.checkpoint and start.checkpoint["step"])
+    callbacks = [guard, checkpointing] + ([validation] if validation else [])
+    callbacks += [TrainingCurves(run.file("curves.png"), run.logged_rows()),
+                  keras.callbacks.CSVLogger(run.file("history.csv"), append=True)]
+    callbacks += [budget] if budget else []
+    callbacks += list(extra_callbacks)
+
+    def stream(first, stop, skip):
+        return epoch_ordered_batches(table, batcher, seed, (first, stop), skip)
+
+    if not (start.checkpoint or {}).get("finished"):  # else only the final save is left
+        _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
+                  stopped=lambda: guard.bad_step is not None or (budget and budget.expired))
+    if guard.bad_step is not None:
+        kept = store.latest()
+        raise KseqError(
+            f"The loss became {guard.bad_loss} at step {guard.bad_step}; training stopped and "
+            f"no model was saved. " + (f"The last finite checkpoint (step {kept['step']}) is in "
+                                       f"{store.folder}. " if kept else "")
+            + "Lower the learning rate or check the data. Received: "
+            f"training.peak_learning_rate={training.get('peak_learning_rate')}")
+    _check_finite(model, store)
+    _save_final(model, run, store)
+    return model, splits, validation.history if validation else []
+
+
+def _report_start(run, start, step, position, target):
+    epoch, batch = position
+    where = f"step {step} (epoch {epoch + 1}, batch {batch}; training to epoch {target})"
+    if start.checkpoint is not None and start.checkpoint.get("finished"):
+        print(f"resuming at step {step}: training had finished; saving the model", flush=True)
+    elif start.checkpoint is not None:
+        print(f"resuming at {where}", flush=True)
+    elif start.continued:
+        print(f"continuing from {run.model_path} at {where}", flush=True)
+    else:
+        print(f"starting at {where}", flush=True)
+
+
+def _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose, stopped):
+    """Trains from `(epoch, batch)` to the end of epoch `target - 1`.
+
+    An interrupted epoch is finished by its own `fit` call (its remaining
+    batches), so Keras's epoch boundaries stay those of the data.
+    """
+    epoch, batch = position
+    if epoch >= target:
+        return
+    if batch:
+        model.fit(stream(epoch, epoch + 1, batch), initial_epoch=epoch, epochs=epoch + 1,
+                  steps_per_epoch=steps_per_epoch - batch, callbacks=callbacks, verbose=verbose,
+                  shuffle=False)
+        epoch += 1
+        if stopped() or epoch >= target:
+            return
+    model.fit(stream(epoch, target, 0), initial_epoch=epoch, epochs=target,
+              steps_per_epoch=steps_per_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)

@@ -1,0 +1,170 @@
+"""The files of a `kseq train` output folder, and the data source it was trained on.
+
+`data_source.json` records what a run trained on: a TSV file (absolute path
+and SHA-256) or the recipe's data builder. A resumed or continued run, and
+`kseq evaluate --data test|valid`, use the recorded source; passing another
+one is refused with a message instead of silently switching data. Folders
+written before this file existed fall back to the recipe's builder.
+
+Example:
+>>> import tempfile
+>>> from kseq.training.run_folder import RunFolder
+>>> run = RunFolder(tempfile.mkdtemp())
+>>> source = run.resolve_data_source(None, {"data": {"builder": "numbers"}})
+>>> source["kind"], run.recorded_data_source()
+('builder', None)
+"""
+
+import contextlib
+import csv
+import json
+import os
+import shutil
+
+from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text, file_sha256
+from kseq.errors import KseqError
+
+
+def check_output_folder(path):
+    """`path` must be a folder or not exist yet; a file there is refused."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise KseqError(f"The output must be a folder, not a file. Received: --output {path}")
+    parent = os.path.dirname(os.path.abspath(path))
+    probe = path if os.path.isdir(path) else parent
+    while probe and not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if probe and not os.access(probe, os.W_OK | os.X_OK):
+        raise KseqError(f"The output folder is not writable ({probe}). Received: --output {path}")
+
+
+class RunFolder:
+    """Paths and metadata of one training output folder."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    @property
+    def model_path(self):
+        return self.file("model.keras")
+
+    @property
+    def backup_folder(self):
+        return self.file("backup")
+
+    def remove_partial_files(self):
+        """Deletes temporary files a killed save left (one trainer per folder at a time)."""
+        if not os.path.isdir(self.path):
+            return
+        for name in os.listdir(self.path):
+            path = os.path.join(self.path, name)
+            if name.startswith(TEMPORARY_PREFIX) and os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)  # a backup/ renamed for deletion
+            elif name.startswith(TEMPORARY_PREFIX):
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+
+    def recorded_data_source(self):
+        """The recorded source dict, or None (a new folder, or one from an older kseq)."""
+        path = self.file("data_source.json")
+        if not os.path.isfile(path):
+            return None
+        try:
+            with open(path, encoding="utf-8") as handle:
+                source = json.load(handle)
+            if source.get("kind") == "file":
+                source["path"], source["sha256"] = str(source["path"]), str(source["sha256"])
+            elif source.get("kind") != "builder":
+                raise ValueError(f"unknown kind {source.get('kind')!r}")
+            return source
+        except (OSError, ValueError, KeyError, AttributeError) as error:
+            raise KseqError(f"{path} is unreadable ({error}); delete it to train on the data "
+                            f"given now. Received: {path}") from None
+
+    def resolve_data_source(self, data_path, recipe):
+        """The source to train on: `data_path`, the recorded one, or the recipe's builder.
+
+        Refuses a source that differs from the recorded one.
+        """
+        recorded = self.recorded_data_source()
+        if data_path:
+            if not os.path.isfile(data_path):
+                raise KseqError(f"No such data file. Received: --data {data_path}")
+            given = {"kind": "file", "path": os.path.abspath(data_path),
+                     "sha256": file_sha256(data_path)}
+        elif recorded is not None:
+            given = recorded
+        else:
+            if "data" not in recipe:
+                raise KseqError("This recipe names no data builder: pass --data FILE.tsv. "
+                                "Received: no --data")
+            given = {"kind": "builder", "data": recipe["data"]}
+        if recorded is not None and not _same_source(recorded, given):
+            raise KseqError(
+                f"This run folder was trained on {describe_source(recorded)}; resume with the "
+                f"same data or train into a new --output. Received: {describe_source(given)}")
+        if given["kind"] == "file" and given is recorded:
+            if not os.path.isfile(given["path"]):
+                raise KseqError(f"The data file this run trained on is gone; pass it again "
+                                f"with --data. Received: {given['path']}")
+            if file_sha256(given["path"]) != recorded.get("sha256"):
+                raise KseqError(f"The data file this run trained on has changed since; train "
+                                f"into a new --output. Received: {given['path']}")
+        return given
+
+    def record_data_source(self, source):
+        atomic_write_json(self.file("data_source.json"), source)
+
+    def keep_history_before(self, epoch):
+        """Drops `history.csv` rows of epoch `epoch` and later: a resumed run logs them again."""
+        path = self.file("history.csv")
+        if not os.path.isfile(path):
+            return
+        with open(path, encoding="utf-8", newline="") as handle:
+            lines = handle.read().splitlines(keepends=True)
+        if not lines:
+            return
+        kept = [lines[0]] + [line for line in lines[1:] if _epoch_of(line) < epoch]
+        if len(kept) != len(lines):
+            atomic_write_text(path, "".join(kept))
+
+    def logged_rows(self):
+        """Epoch rows already in `history.csv` (a resumed run keeps drawing the same curves)."""
+        path = self.file("history.csv")
+        if not os.path.isfile(path):
+            return []
+        rows = []
+        with open(path, encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                try:
+                    rows.append({k: float(v) for k, v in row.items()
+                                 if k not in ("epoch", None) and v not in ("", None)})
+                except (TypeError, ValueError):  # a row cut by a kill: skip it
+                    continue
+        return rows
+
+
+def _epoch_of(csv_line):
+    try:
+        return int(csv_line.split(",", 1)[0])
+    except ValueError:  # a row cut by a kill
+        return 1 << 62
+
+
+def _same_source(recorded, given):
+    """The same builder spec, or a file with the same content (wherever it now lies)."""
+    if recorded is given:
+        return True
+    if recorded.get("kind") != given.get("kind"):
+        return False
+    if given["kind"] == "file":
+        return recorded.get("sha256") == given["sha256"]
+    return recorded.get("data") == given.get("data")
+
+
+def describe_source(source):
+    if source.get("kind") == "file":
+        return f"--data {source.get('path')}"
+    return f"the recipe's data builder {json.dumps(source.get('data'), sort_keys=True)}"
