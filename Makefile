@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-fast bench clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,8 +14,15 @@ $(STAMP): setup.cfg pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m kseq.demo
 
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25
+
+# Everything (what CI runs): the library's doctests and the whole suite.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=10 --doctest-modules kseq tests
+	$(PYTEST) --doctest-modules kseq tests
+
+# The developer loop: everything not marked slow.
+test-fast: $(STAMP)
+	$(PYTEST) -m "not slow" --doctest-modules kseq tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info
