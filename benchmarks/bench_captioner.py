@@ -19,42 +19,31 @@ keras-hub: no stop token), so the work is the same whatever the weights say.
 Prints JSON with the ratios; record the CPU flags with the figures.
 """
 
-import argparse
-import json
-import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
+import harness  # benchmarks/harness.py, before TensorFlow
+import numpy as np
+import tensorflow as tf
 
 BATCH = 64
 
 
 def timed(fn, *args, repeats=3):
-    fn(*args)  # traces
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        out = fn(*args)
-        tf.nest.map_structure(lambda x: x.numpy(), out)
-        times.append(time.perf_counter() - started)
-    return sorted(times)[len(times) // 2]
+    """Median seconds of `fn(*args)` over `repeats` calls after one tracing call."""
+    return harness.median_seconds(lambda: fn(*args), repeats)[1]
 
 
-def kseq_speed(model, images, length):
+def kseq_speed(model, images, length, repeats):
     result = {}
     for name, beam in (("greedy", 1), ("beam4", 4)):
         settings = model.search_settings(beam_size=beam, max_length=length, min_length=length,
                                          length_penalty=None)
-        seconds = timed(model.compiled_search(settings), images)
+        seconds = timed(model.compiled_search(settings), images, repeats=repeats)
         result[name] = round(len(images) / seconds, 1)
     return result
 
 
-def keras_hub_speed(model, images, length):
+def keras_hub_speed(model, images, length, repeats):
     import keras_hub
 
     batch = images.shape[0]
@@ -73,7 +62,7 @@ def keras_hub_speed(model, images, length):
             cache = {"state": model.initial_state(memory), "memory": memory}
             return sampler(next_fn, prompt, cache=cache, index=1)
 
-        seconds = timed(tf.function(run), images)
+        seconds = timed(tf.function(run), images, repeats=repeats)
         result[name] = round(batch / seconds, 1)
     return result
 
@@ -90,41 +79,36 @@ def keras_io_speed(model, images, length):
     return round(len(images) / (time.perf_counter() - started), 2)
 
 
-def main():
-    import keras
-
+def main(argv=None):
     import kseq
     from kseq.data.datasets.shapes_captions import shapes_captions
 
-    parser = argparse.ArgumentParser()
+    parser = harness.arguments(__doc__, repeats=3)
     parser.add_argument("--model", help="a trained run folder (default: random weights)")
-    parser.add_argument("--result", default="benchmarks/results/bench_captioner.json")
-    args = parser.parse_args()
-    keras.utils.set_random_seed(0)
-    data = shapes_captions(train_size=BATCH, valid_size=0, test_size=0, image_size=64, seed=3)
+    args = harness.parse(parser, argv)
+    batch = 4 if args.smoke else BATCH
+    data = shapes_captions(train_size=batch, valid_size=0, test_size=0, image_size=64, seed=3)
     if args.model:
         model = kseq.training.load_trained(args.model)
     else:
         model = kseq.zoo.captioner("shapes_captioner", load_weights=False,
                                    train_captions=data["train"])
     images = model.preprocessor.images(tf.constant([i for i, _ in data["train"]]))[0]
-    length = model.max_target_length - 1
-    ours, peer = kseq_speed(model, images, length), keras_hub_speed(model, images, length)
+    length = 3 if args.smoke else model.max_target_length - 1
+    ours = kseq_speed(model, images, length, args.repeats)
+    peer = keras_hub_speed(model, images, length, args.repeats)
     result = {
         "model": args.model or "shapes_captioner recipe, random weights",
-        "parameters": model.count_params(), "batch": BATCH, "tokens_per_caption": length,
+        "parameters": model.count_params(), "batch": batch, "tokens_per_caption": length,
         "captions_per_second": {"kseq": ours, "keras_hub_samplers": peer,
-                                "keras_io_loop_greedy": keras_io_speed(model, images[:16],
-                                                                       length)},
-        "ratios_kseq_over_keras_hub": {k: round(ours[k] / peer[k], 2) for k in ours},
-        "cpu_flags": cpu_flags(), "cpus": os.cpu_count(),
+                                "keras_io_loop_greedy": keras_io_speed(
+                                    model, images[:1 if args.smoke else 16], length)},
+        "ratios_kseq_over_keras_hub": {k: harness.ratio(ours[k], peer[k]) for k in ours},
     }
     result["ratio_kseq_greedy_over_keras_io_loop"] = round(
         ours["greedy"] / result["captions_per_second"]["keras_io_loop_greedy"], 1)
-    os.makedirs(os.path.dirname(args.result), exist_ok=True)
-    with open(args.result, "w", encoding="utf-8") as handle:
-        json.dump(result, handle, indent=2)
-    print(json.dumps(result, indent=2))
+    harness.write("bench_captioner", result, args)
+    return result
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Inference speed of kseq's classifier and tagger against keras-hub-layer models of the same size.
 
     .venv/bin/python benchmarks/bench_classifier.py               # issue #17's throughput row
-    .venv/bin/python benchmarks/bench_classifier.py --quick       # seconds: a smoke test
+    .venv/bin/python benchmarks/bench_classifier.py --smoke       # seconds: a smoke test
 
 Sentences per second at batch 256 on synthetic sentences (fixed seed, 10-30
 words each; the classifier reads words, the tagger characters of
@@ -29,20 +29,16 @@ the peer's forward passes alternate within each repeat, so a busy machine
 slows both alike; medians of `--repeats`. Batches `[B, W]` (`B` = 256, `W` the
 padded width) are padded as kseq's preprocessor pads them (the longest row,
 rounded up to 8). Prints JSON; writes it to
-`benchmarks/results/bench_classifier.json` (`--quick`: only with `--result`).
+`benchmarks/results/bench_classifier.json` (`--smoke`: only with `--json`).
 """
 
-import argparse
-import os
 import platform
 import sys
 import time
 import warnings
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import numpy as np  # noqa: E402
-from report import cpu_flags, emit  # noqa: E402 (benchmarks/, the script's folder)
+import harness  # benchmarks/harness.py, before TensorFlow
+import numpy as np
 
 BATCH = 256
 TURKISH_LETTERS = "abcçdefgğhıijklmnoöprsştuüvyz"
@@ -161,13 +157,14 @@ def medians(runs, repeats):
     """Median seconds of each `(fn, args)` of `runs` (a dict), the calls alternating."""
     for fn, args in runs.values():
         fn(*args)  # warm-up: traces, table and kernel set-up
-    times = {name: [] for name in runs}
-    for _ in range(repeats):
-        for name, (fn, args) in runs.items():
-            started = time.perf_counter()
-            fn(*args)
-            times[name].append(time.perf_counter() - started)
-    return {name: float(np.median(t)) for name, t in times.items()}
+
+    def seconds(fn, args):
+        started = time.perf_counter()
+        fn(*args)
+        return time.perf_counter() - started
+
+    sides = {name: (lambda fn=fn, args=args: seconds(fn, args)) for name, (fn, args) in runs.items()}
+    return {name: float(m) for name, m in harness.alternated(sides, repeats)["median"].items()}
 
 
 def speeds(seconds, count):
@@ -280,43 +277,24 @@ def versions():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5, help="timed passes (median)")
-    parser.add_argument("--quick", action="store_true",
-                        help="small models, one batch, no RNN presets: a smoke test")
-    parser.add_argument("--result", default=None,
-                        help="where to write the JSON (default: benchmarks/results/"
-                             "bench_classifier.json; none with --quick)")
-    args = parser.parse_args(argv)
+    parser = harness.arguments(__doc__, repeats=5)
+    args = harness.parse(parser, argv)  # --smoke: small models, one batch, no RNN presets
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1. Received: {args.repeats}")
-    import keras
-    import tensorflow as tf
-
-    keras.utils.set_random_seed(0)
-    size = SIZES["quick" if args.quick else "default"]
-    started, load_before = time.perf_counter(), os.getloadavg()
+    size = SIZES["quick" if args.smoke else "default"]
+    started, load_before = time.perf_counter(), harness.load_average()
     classifier, classifier_shapes = classifier_rows(size, args.repeats)
     tagger, tagger_shapes = tagger_rows(size, args.repeats)
     result = {
-        "settings": "quick" if args.quick else "default", "repeats": args.repeats,
+        "settings": "quick" if args.smoke else "default", "repeats": args.repeats,
         "sentences": size["sentences"],
         "classifier": {"inputs": {"unit": "word tokens", **classifier_shapes}, **classifier},
         "tagger": {"inputs": {"unit": "characters", **tagger_shapes}, **tagger},
-        "cpu_flags": cpu_flags(), "cpus": os.cpu_count(),
         # A busy machine lowers every row; kseq's and the peer's forward rows alternate.
-        "load_average_1min": {"before": round(load_before[0], 2),
-                              "after": round(os.getloadavg()[0], 2)},
-        "threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
-                    "inter_op": tf.config.threading.get_inter_op_parallelism_threads()},
+        "load_average_before": load_before,
         "versions": versions(), "seconds": round(time.perf_counter() - started, 1),
     }
-    default = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
-                           "bench_classifier.json")
-    path = args.result or (None if args.quick else default)
-    if path:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    emit(result, path)
+    harness.write("bench_classifier", result, args)
     return 0
 
 

@@ -9,15 +9,14 @@ detokenisation), batch 64. One call on a few sentences first traces the search,
 so the timing excludes tracing. Prints JSON.
 """
 
-import argparse
 import sys
 import time
 
+import harness  # benchmarks/harness.py, before TensorFlow
 import keras
 
 import kseq  # noqa: F401  (registers the model classes for load_model)
 from kseq.data.datasets.libreoffice import libreoffice_dataset
-from report import emit  # benchmarks/report.py
 
 
 def sentences_per_second(model, sources, beam_size):
@@ -29,18 +28,19 @@ def sentences_per_second(model, sources, beam_size):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.arguments(__doc__)
     parser.add_argument("--model", required=True, help="a trained `.keras` translator")
     parser.add_argument("--sentences", type=int, default=256, help="first N test paragraphs")
-    parser.add_argument("--json", help="where to write the result")
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
+    if args.smoke:
+        args.sentences = 8
     model = keras.saving.load_model(args.model)
     sources = [s for s, _ in libreoffice_dataset("fr")["test"][: args.sentences]]
     result = {"model": args.model, "sentences": len(sources),
               "max_target_length": model.max_target_length,
               "greedy": sentences_per_second(model, sources, 1),
               "beam4": sentences_per_second(model, sources, 4)}
-    emit(result, args.json)
+    harness.write("bench_decode_libreoffice", result, args)
     return result
 
 

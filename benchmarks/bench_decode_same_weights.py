@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+import harness  # benchmarks/harness.py, before TensorFlow
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MODEL = os.path.join(ROOT, "kseq", "presets", "numbers_fr_transformer.keras")
@@ -50,27 +52,28 @@ def measure(batches):
 
 
 def run_side(tree, batches):
-    env = {**os.environ, "PYTHONPATH": tree, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env = {**os.environ, "PYTHONPATH": tree}
     done = subprocess.run([sys.executable, __file__, "--child", "--batches", str(batches)],
                           env=env, capture_output=True, text=True, check=True, cwd=tree)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--other", help="the other kseq checkout (e.g. a git worktree)")
+def main(argv=None):
+    parser = harness.arguments(__doc__)
+    parser.add_argument("--other", default=ROOT,
+                        help="the other kseq checkout (e.g. a git worktree; default: this one)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batches", type=int, default=8)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--json", help="also write the result here")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv, keras=False)  # the children load Keras
     if args.child:
         print(json.dumps(measure(args.batches)))
-        return
-    runs = {"this": [], "other": []}
-    for _ in range(args.rounds):
-        runs["other"].append(run_side(args.other, args.batches))
-        runs["this"].append(run_side(ROOT, args.batches))
+        return None
+    if args.smoke:
+        args.rounds, args.batches = 1, 1
+    runs = harness.alternated({"other": lambda: run_side(args.other, args.batches),
+                               "this": lambda: run_side(ROOT, args.batches)},
+                              args.rounds)["rounds"]
     median = {side: {name: statistics.median(r[name]["sentences_per_second"] for r in rows)
                      for name in ("greedy", "beam4")} for side, rows in runs.items()}
     same = all(a[n]["checksum"] == b[n]["checksum"] for a, b in zip(runs["this"], runs["other"])
@@ -80,11 +83,8 @@ def main():
               "same_outputs": same,
               "ratios_this_over_other": {n: round(median["this"][n] / median["other"][n], 3)
                                          for n in ("greedy", "beam4")}}
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+    harness.write("bench_decode_same_weights", result, args)
+    return result
 
 
 if __name__ == "__main__":

@@ -11,19 +11,16 @@ Prints JSON and writes `benchmarks/results/bench_export.json`.
     .venv/bin/python benchmarks/bench_export.py
 """
 
-import argparse
-import json
 import os
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import harness  # benchmarks/harness.py, before TensorFlow
+import keras
+import numpy as np
+import tensorflow as tf
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-import kseq  # noqa: E402
+import kseq
 
 
 def folder_size(path):
@@ -34,13 +31,16 @@ def percentile_ms(times, q):
     return round(float(np.percentile(times, q)) * 1000, 2)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default="kseq/presets/numbers_fr_transformer.keras")
+def main(argv=None):
+    parser = harness.arguments(__doc__)
+    parser.add_argument("--model", default=os.path.join(
+        harness.ROOT, "kseq", "presets", "numbers_fr_transformer.keras"))
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--single", type=int, default=100, help="one-sentence requests timed")
     parser.add_argument("--batches", type=int, default=5, help="batches of 64 timed")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
+    if args.smoke:
+        args.beam, args.single, args.batches = 1, 2, 1
     model = keras.saving.load_model(args.model)
     sentences = [s for s, _ in kseq.data.numbers_dataset("fr", 0, 0, 64, seed=1)["test"]]
     with tempfile.TemporaryDirectory() as folder:
@@ -75,16 +75,11 @@ def main():
         "batch64_sentences_per_second": round(64 / float(np.median(batch_times)), 1),
         "translate_batch64_sentences_per_second": round(64 / float(np.median(python_times)), 1),
         "shape_policy": "any [B] strings; search over [B, S] ids without bucket padding",
-        "threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
-                    "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
-                    "cpus": os.cpu_count()},
     }
     result["ratio_savedmodel_vs_translate"] = round(
         result["batch64_sentences_per_second"] / result["translate_batch64_sentences_per_second"], 2)
-    os.makedirs("benchmarks/results", exist_ok=True)
-    with open("benchmarks/results/bench_export.json", "w", encoding="utf-8") as handle:
-        json.dump(result, handle, indent=2)
-    print(json.dumps(result, indent=2))
+    harness.write("bench_export", result, args)
+    return result
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """kseq trained with the OpenNMT-tf peer's configuration (issue #7): real tokens/s side by side.
 
     python benchmarks/bench_onmt_config.py --steps 40 \
-        --peer-json benchmarks/results/peer_opennmt_libreoffice.json
+        --peer-json benchmarks/experiments/results/peer_opennmt_libreoffice.json
 
 The model and data are the issue's: Transformer 3+3 layers, d_model 256, ff
 1024, 4 heads, shared 8k vocabulary (kseq's WordPiece; the peer uses
@@ -15,17 +15,16 @@ JSON (the mean of OpenNMT-tf's own `tokens/s` log lines over its 40-minute run),
 or from the issue's reported 9,000 when that JSON is missing. Prints JSON.
 """
 
-import argparse
 import json
 import os
 import sys
 import time
 
+import harness  # benchmarks/harness.py, before TensorFlow
 import tensorflow as tf
 
 from kseq import zoo
 from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
-from report import emit  # benchmarks/report.py
 
 ISSUE_PEER_TOKENS_PER_SECOND = 9000
 TOKEN_BUDGET = 4096
@@ -45,7 +44,7 @@ def real_tokens(batch):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.arguments(__doc__)
     parser.add_argument("--steps", type=int, default=40, help="timed training steps")
     parser.add_argument("--jit", action="store_true", help="compile the train step with XLA")
     parser.add_argument("--dropout", type=float, default=0.1, help="the peer's is 0.1")
@@ -53,9 +52,10 @@ def main(argv=None):
                         help="bucket boundaries, e.g. 8,12,16,20,24,32,40,48,64,96 "
                              "(default: the preset's)")
     parser.add_argument("--peer-json", default=os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "results", "peer_opennmt_libreoffice.json"))
-    parser.add_argument("--json", help="where to write the result")
-    args = parser.parse_args(argv)
+        harness.FOLDER, "experiments", "results", "peer_opennmt_libreoffice.json"))
+    args = harness.parse(parser, argv)
+    if args.smoke:
+        args.steps = 2
     recipe = zoo.merge(zoo.load_recipe("libreoffice_en_fr_transformer"),
                        {"training": {"token_budget": TOKEN_BUDGET, "jit_compile": args.jit},
                         "model": {"dropout": args.dropout}},
@@ -90,9 +90,6 @@ def main(argv=None):
                          f"{len(model.source_tokenizer.vocabulary)}, token batches {TOKEN_BUDGET}",
         "jit_compile": args.jit, "dropout": args.dropout,
         "boundaries": training["boundaries"], "parameters": model.count_params(),
-        "threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
-                    "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
-                    "cpus": os.cpu_count()},
         "warm_up": {"shapes": len(warm), "seconds": round(warm_seconds, 1)},
         "timed_steps": len(timed), "seconds": round(seconds, 1),
         "seconds_per_step": round(seconds / max(len(timed), 1), 3),
@@ -102,7 +99,7 @@ def main(argv=None):
         "peer_tokens_per_second": peer, "peer_source": peer_source,
         "ratio_kseq_over_peer": round(tokens / seconds / peer, 3),
     }
-    emit(result, args.json)
+    harness.write("bench_onmt_config", result, args)
     return result
 
 

@@ -13,15 +13,11 @@ kseq's length buckets (16 tokens, most labels real). The first batch of each
 shape is untimed (tracing). Prints JSON: median seconds per step and the ratio.
 """
 
-import argparse
-import os
 import statistics
 import sys
 import time
 
-from report import emit  # benchmarks/report.py
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import harness  # benchmarks/harness.py, before TensorFlow
 
 
 def timed_pair(models, batches):
@@ -39,16 +35,17 @@ def timed_pair(models, batches):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.arguments(__doc__)
     parser.add_argument("--steps", type=int, default=11, help="batches per setting (first untimed)")
-    parser.add_argument("--json", help="also write the result here")
     parser.add_argument("--tiny", action="store_true", help="bench_translator's tiny size")
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
+    if args.smoke:
+        args.tiny, args.steps = True, min(args.steps, 3)
 
     import keras
     import numpy as np
 
-    import bench_translator as bench
+    import translator_setup as bench
 
     size = bench.SIZES["tiny" if args.tiny else "default"]
     tokenizer, data, _ = bench.build_data(size)
@@ -74,7 +71,7 @@ def main(argv=None):
             "ratio_keras_over_kseq": round(seconds["keras_all_rows"] / seconds["kseq_real_rows"],
                                            2),
         }
-    emit(result, args.json)
+    harness.write("bench_real_rows_train_step", result, args)
     return 0
 
 

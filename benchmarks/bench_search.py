@@ -7,16 +7,10 @@ ratio). Prints JSON.
     .venv/bin/python benchmarks/bench_search.py [--batch 64] [--beam 4] [--steps 40]
 """
 
-import argparse
-import json
-import os
-import time
+import harness  # benchmarks/harness.py, before TensorFlow
+import tensorflow as tf
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import tensorflow as tf  # noqa: E402
-
-from kseq.decoding import beam_search, greedy_search  # noqa: E402
+from kseq.decoding import beam_search, greedy_search
 
 
 def random_step(vocab, width, seed=0):
@@ -35,34 +29,24 @@ def random_step(vocab, width, seed=0):
 
 
 def time_call(fn, *args, repeats=5):
-    started = time.perf_counter()
-    fn(*args)  # compile / trace
-    compile_seconds = time.perf_counter() - started
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        out = fn(*args)
-        tf.nest.map_structure(lambda x: x.numpy(), out)
-        times.append(time.perf_counter() - started)
-    return compile_seconds, sorted(times)[len(times) // 2]
+    """`(first call seconds: compile / trace, median seconds of `repeats` more calls)`."""
+    return harness.median_seconds(lambda: fn(*args), repeats)
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def main(argv=None):
+    parser = harness.arguments(__doc__, repeats=5)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--vocab", type=int, default=8000)
     parser.add_argument("--width", type=int, default=256)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
+    if args.smoke:
+        args.batch, args.steps, args.vocab, args.width = 2, 3, 32, 8
     step = random_step(args.vocab, args.width)
     state = {"h": tf.zeros([args.batch, args.width])}
     start = tf.fill([args.batch], 2)
-    results = {"threads": {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
-                           "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
-                           "cpus": os.cpu_count()},
-               "batch": args.batch, "beam": args.beam, "max_length": args.steps,
+    results = {"batch": args.batch, "beam": args.beam, "max_length": args.steps,
                "vocab": args.vocab, "width": args.width}
     searches = {
         "greedy": lambda s: greedy_search(step, {"h": state["h"]}, {}, s,
@@ -81,8 +65,10 @@ def main():
             }
     results["peer"] = keras_hub_beam(step, args)
     ours = results["beam_graph"]["sentences_per_second"]
-    results["ratio_beam_graph_vs_keras_hub"] = round(ours / results["peer"]["sentences_per_second"], 2)
-    print(json.dumps(results, indent=2))
+    results["ratio_beam_graph_vs_keras_hub"] = harness.ratio(
+        ours, results["peer"]["sentences_per_second"])
+    harness.write("bench_search", results, args)
+    return results
 
 
 def keras_hub_beam(step, args):

@@ -8,25 +8,27 @@ t=35). Prints JSON.
     .venv/bin/python benchmarks/bench_step_cache.py
 """
 
-import json
-import os
-import time
+import harness  # benchmarks/harness.py, before TensorFlow
+import numpy as np
+import tensorflow as tf
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-import kseq  # noqa: E402
+import kseq
 
 
-def main(batch=64, source_length=20, repeats=30):
-    vocabulary = list(kseq.text.RESERVED_TOKENS) + [f"w{i}" for i in range(15000 - 4)]
+def main(argv=None):
+    parser = harness.arguments(__doc__, repeats=30)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--source-length", type=int, default=20)
+    args = harness.parse(parser, argv)
+    batch, source_length, repeats = args.batch, args.source_length, args.repeats
+    vocab, width, ff, heads = (200, 16, 32, 2) if args.smoke else (15000, 256, 2048, 8)
+    batch = 4 if args.smoke else batch
+    vocabulary = list(kseq.text.RESERVED_TOKENS) + [f"w{i}" for i in range(vocab - 4)]
     tokenizer = kseq.text.WordTokenizer(vocabulary)
     model = kseq.models.build_translator("transformer", tokenizer, tokenizer, num_layers=1,
-                                         num_heads=8, hidden_dim=256, intermediate_dim=2048,
+                                         num_heads=heads, hidden_dim=width, intermediate_dim=ff,
                                          max_source_length=64, max_target_length=64)
-    source = tf.constant(np.random.default_rng(0).integers(4, 15000, (batch, source_length)),
+    source = tf.constant(np.random.default_rng(0).integers(4, vocab, (batch, source_length)),
                          tf.int32)
     memory = model.encode(source)
     state = model.initial_state(memory)
@@ -35,18 +37,15 @@ def main(batch=64, source_length=20, repeats=30):
     results = {}
     for t in (5, 35):
         position = tf.constant(t)
-        step(tokens, state, memory, position)  # trace once per position value is avoided:
-        times = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            logits, _ = step(tokens, state, memory, position)
-            logits.numpy()
-            times.append(time.perf_counter() - started)
-        results[f"step_ms_t{t}"] = round(float(np.median(times)) * 1000, 3)
+        # one warm-up call (tracing: the position is a tensor, so once), then the median
+        _, seconds = harness.median_seconds(lambda: step(tokens, state, memory, position)[0],
+                                            repeats)
+        results[f"step_ms_t{t}"] = round(seconds * 1000, 3)
     results["ratio_t35_over_t5"] = round(results["step_ms_t35"] / results["step_ms_t5"], 3)
     results["batch"] = batch
     results["cache_length"] = model.max_target_length
-    print(json.dumps(results, indent=2))
+    harness.write("bench_step_cache", results, args)
+    return results
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@ median. Single runs on a shared 2-core machine vary by 10-30%, so the README
 and the issue notes quote medians of three runs.
 """
 
-import json
 import statistics
 import sys
+
+import harness  # benchmarks/harness.py
 
 
 def figures(result):
@@ -49,16 +50,17 @@ def table(results):
     return "\n".join(lines)
 
 
-def main(paths):
+def main(argv=None):
+    parser = harness.arguments(__doc__)
+    parser.add_argument("paths", nargs="*", metavar="RUN.json", help="bench_translator.py results")
+    args = harness.parse(parser, argv, keras=False)
+    paths = args.paths or (["bench_translator_run1"] if args.smoke else [])
     if not paths:
-        raise SystemExit("usage: bench_translator_summary.py RUN.json [RUN.json ...]")
-    results = []
-    for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            results.append(json.load(handle))
-    print(table(results))
-    return 0
+        parser.error("give one or more bench_translator.py results. Received: none")
+    markdown = table([harness.read(path) for path in paths])
+    print(markdown)  # a markdown table for the README, not a result: nothing is written
+    return markdown
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(0 if main() else 1)

@@ -23,7 +23,6 @@ Rows are dicts: `row` (the name), facts, `scores` (`{subset: {...}}`) and
 `samples` (`[reference, hypothesis]` pairs spread through the test split).
 """
 
-import argparse
 import collections
 import json
 import os
@@ -31,16 +30,14 @@ import platform
 import shutil
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import harness  # benchmarks/harness.py, before TensorFlow
+import keras
+import numpy as np
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kseq import zoo  # noqa: E402
-from kseq.metrics.cider import cider  # noqa: E402
-from kseq.metrics.text_scores import corpus_scores  # noqa: E402
-from kseq.training import train  # noqa: E402
-from report import cpu_flags, emit  # noqa: E402 (benchmarks/, the script's folder)
+from kseq import zoo
+from kseq.metrics.cider import cider
+from kseq.metrics.text_scores import corpus_scores
+from kseq.training import train
 
 # The from-scratch peer of a frozen-Lite0 recipe: the same recipe with the backbone swapped.
 SMALL_CNN = {"encoder": "small_cnn", "image_size": 64, "filters": [32, 64, 96],
@@ -278,11 +275,11 @@ def captioner_rows(name, model, facts, test, subsets, language=None):
 def caption_arguments(doc, name, minutes, quick):
     """The flags every caption quality script takes: `--minutes`, `--epochs`, `--quick`,
     `--output` (run folders, default `runs/<name>`) and `--result`."""
-    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser = harness.arguments(doc)  # and the harness's --seed, --threads, --json, --smoke
     parser.add_argument("--minutes", type=float, default=minutes, help="training minutes per model")
     parser.add_argument("--epochs", type=int, default=10_000,
                         help="epoch cap (default: so many that --minutes stops training)")
-    parser.add_argument("--quick", action="store_true", help=f"smoke run: {quick}")
+    parser.add_argument("--quick", action="store_true", help=f"a short real run: {quick}")
     parser.add_argument("--output", default=f"runs/{name}")
     parser.add_argument("--result", default=None,
                         help=f"default benchmarks/results/{name}.json, "
@@ -291,20 +288,20 @@ def caption_arguments(doc, name, minutes, quick):
 
 
 def result_path(args, name):
-    """`--result`, else `--output/quick.json` for a quick run, else the results folder's."""
-    if args.result is not None:
-        return args.result
-    return os.path.join(args.output, "quick.json") if args.quick else \
-        f"benchmarks/results/{name}.json"
+    """`--json` / `--result`, else `--output/quick.json` for a quick run, else the results
+    folder's (None with `--smoke`)."""
+    if getattr(args, "json", None) or getattr(args, "result", None) is not None:
+        return harness.result_path(name, args) if args.json else args.result
+    if args.quick and not args.smoke:
+        return os.path.join(args.output, "quick.json")
+    return harness.result_path(name, args)
 
 
 def machine():
-    return {"cpus": os.cpu_count(), "python": platform.python_version(),
-            "cpu_flags": cpu_flags()}
+    return {**harness.machine(), "python": platform.python_version()}
 
 
 def write_result(result, path):
-    """Prints the result as JSON and writes it to `path` (its folder made)."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    emit(result, path)
+    """Prints the result as JSON and writes it to `path` (None: nowhere): `harness.write`."""
+    harness.write("caption_quality", result, path=path or "-")
     return result

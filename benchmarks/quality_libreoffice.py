@@ -17,20 +17,19 @@ cover both parts (the earlier result is kept under `previous`, so the table
 shows both budgets). Prints JSON and writes it to `--json`.
 """
 
-import argparse
 import json
 import os
 import shutil
 import sys
 import time
 
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import keras
 import tensorflow as tf
 
 from kseq import zoo
 from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
 from kseq.training import train
-from report import emit  # benchmarks/report.py
 
 
 class TrainingClock(keras.callbacks.Callback):
@@ -110,18 +109,17 @@ def load_previous(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.arguments(__doc__)
     parser.add_argument("--arch", default="transformer", choices=zoo.ARCHITECTURES)
     parser.add_argument("--minutes", type=float, default=40)
     parser.add_argument("--snapshot-minutes", type=float)
     parser.add_argument("--output", required=True, help="training folder (resumable)")
-    parser.add_argument("--json", help="where to write the result")
     parser.add_argument("--peer-test", action="store_true",
                         help="also score beam 4 on the OpenNMT-tf peer's test split")
     parser.add_argument("--limit", type=int, help="score only the first N test pairs (smoke runs)")
     parser.add_argument("--previous-json",
                         help="the result of the run that trained --output's model.keras")
-    args = parser.parse_args(argv)
+    args = harness.parse(parser, argv)
     preset = f"libreoffice_en_fr_{args.arch}"
     recipe = zoo.load_recipe(preset)
     os.makedirs(args.output, exist_ok=True)
@@ -156,7 +154,7 @@ def main(argv=None):
         result["snapshot"] = {**clock.snapshot,
                               **scores(snapshot, splits, args.peer_test, args.limit)}
     shutil.copy(os.path.join(args.output, "history.csv"), os.path.join(args.output, "final.csv"))
-    emit(result, args.json)
+    harness.write(f"quality_libreoffice_{args.arch}", result, args)
     return result
 
 

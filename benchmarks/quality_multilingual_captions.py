@@ -39,6 +39,7 @@ Writes `benchmarks/results/quality_multilingual_captions.json` and prints it.
 import os
 import time
 
+import harness  # benchmarks/harness.py, before TensorFlow
 # caption_quality: benchmarks/, the script's folder
 from caption_quality import (caption_arguments, captioner_rows, lite0_description,
                              machine, metric_notes, nearest_indices, result_path, run_overrides,
@@ -122,11 +123,12 @@ def chrf_table(rows_by_language):
             for language, rows in rows_by_language.items()}
 
 
-def main():
+def main(argv=None):
     parser = caption_arguments(__doc__, NAME, 10, f"{QUICK} images, one epoch")
     parser.add_argument("--languages", nargs="+", default=list(LANGUAGES),
                         help="emoji languages (default: %(default)s)")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
+    args.quick = args.quick or args.smoke  # --smoke: the quick run
     started = time.perf_counter()
     languages = list(dict.fromkeys(args.languages))
     if "en" not in languages:

@@ -8,27 +8,24 @@ Writes `benchmarks/results/quality_numbers.json` and prints it.
     .venv/bin/python benchmarks/quality_numbers.py --minutes 12
 """
 
-import argparse
-import json
 import os
 import platform
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import keras  # noqa: E402
 
 from kseq import zoo  # noqa: E402
 from kseq.training import train  # noqa: E402
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def main(argv=None):
+    parser = harness.arguments(__doc__)
     parser.add_argument("--preset", default="numbers_fr_transformer")
     parser.add_argument("--minutes", type=float, default=12)
     parser.add_argument("--output", default="runs/quality_numbers")
     parser.add_argument("--result", default="benchmarks/results/quality_numbers.json")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     keras.utils.set_random_seed(0)
     started = time.perf_counter()
     model, splits, bleu_history = train(args.preset, args.output, minutes=args.minutes,
@@ -56,10 +53,8 @@ def main():
             "decode_seconds": round(time.perf_counter() - t0, 1),
         }
         result["bleu_signature"] = scores["bleu_signature"]
-    os.makedirs(os.path.dirname(args.result), exist_ok=True)
-    with open(args.result, "w", encoding="utf-8") as handle:
-        json.dump(result, handle, indent=2)
-    print(json.dumps({k: v for k, v in result.items() if k != "recipe"}, indent=2))
+    harness.write("quality_numbers", result, args, path=args.result,
+                  printed={k: v for k, v in result.items() if k != "recipe"})
 
 
 if __name__ == "__main__":

@@ -9,28 +9,24 @@ Writes `benchmarks/results/quality_shapes_captions.json` and prints it.
     .venv/bin/python benchmarks/quality_shapes_captions.py --minutes 10
 """
 
-import argparse
-import json
 import os
 import platform
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import keras  # noqa: E402
 
 from kseq import zoo  # noqa: E402
 from kseq.training import train  # noqa: E402
-from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def main(argv=None):
+    parser = harness.arguments(__doc__)
     parser.add_argument("--preset", default="shapes_captioner")
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--output", default="runs/quality_shapes_captions")
     parser.add_argument("--result", default="benchmarks/results/quality_shapes_captions.json")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     keras.utils.set_random_seed(0)
     started = time.perf_counter()
     model, splits, history = train(args.preset, args.output, minutes=args.minutes, verbose=2)
@@ -43,7 +39,7 @@ def main():
         "optimizer_steps": int(model.optimizer.iterations.numpy()),
         "validation_history": history,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "cpu_flags": cpu_flags()},
+                    "cpu_flags": harness.cpu_flags()},
     }
     for name, beam in (("greedy", 1), ("beam4", 4)):
         t0 = time.perf_counter()
@@ -55,10 +51,8 @@ def main():
                                     zip(splits["test"][:5], scores["hypotheses"][:5])]}
         result["bleu_signature"] = scores["bleu_signature"]
         result["chrf_signature"] = scores["chrf_signature"]
-    os.makedirs(os.path.dirname(args.result), exist_ok=True)
-    with open(args.result, "w", encoding="utf-8") as handle:
-        json.dump(result, handle, indent=2)
-    print(json.dumps({k: v for k, v in result.items() if k != "recipe"}, indent=2))
+    harness.write("quality_shapes_captions", result, args, path=args.result,
+                  printed={k: v for k, v in result.items() if k != "recipe"})
 
 
 if __name__ == "__main__":

@@ -1,15 +1,15 @@
 """The LibreOffice en->fr quality table (markdown) from `results/quality_libreoffice_*.json`.
 
-    python benchmarks/quality_table.py            # prints the table the README shows
-    python benchmarks/quality_table.py --readme   # and rewrites it in README.md
+    python benchmarks/quality_table.py            # prints the table docs/results.md shows
+    python benchmarks/quality_table.py --docs     # and rewrites it in docs/results.md
 """
 
-import json
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "benchmarks", "results")
+import harness  # benchmarks/harness.py
+
+ROOT, RESULTS = harness.ROOT, harness.RESULTS
 START, END = "<!-- libreoffice-table:start -->", "<!-- libreoffice-table:end -->"
 ARCHS = ("transformer", "attention", "rnn", "conv")
 
@@ -31,8 +31,8 @@ def rows(arch, result):
         for run, label in runs]
 
 
-def write_readme(table):
-    path = os.path.join(ROOT, "README.md")
+def write_docs(table):
+    path = os.path.join(ROOT, "docs", "results.md")
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     head, rest = text.split(START, 1)
@@ -41,7 +41,10 @@ def write_readme(table):
         handle.write(f"{head}{START}\n{table}\n{END}{tail}")
 
 
-def main():
+def main(argv=None):
+    parser = harness.arguments(__doc__)
+    parser.add_argument("--docs", action="store_true", help="rewrite the table in docs/results.md")
+    args = harness.parse(parser, argv, keras=False)
     lines = ["| architecture (budget) | params | tokens/s | test BLEU / chrF greedy | "
              "beam 4 |", "|---|---|---|---|---|"]
     for arch in ARCHS:
@@ -49,16 +52,16 @@ def main():
         if not os.path.isfile(path):
             lines.append(f"| {arch} | (not run) | | | |")
             continue
-        with open(path, encoding="utf-8") as handle:
-            result = json.load(handle)
+        result = harness.read(path)
         # A continued run keeps the shorter run it started from under "previous".
         for part in ([result["previous"]] if "previous" in result else []) + [result]:
             lines += rows(arch, part)
     table = "\n".join(lines)
-    print(table)
-    if "--readme" in sys.argv[1:]:
-        write_readme(table)
+    print(table)  # a markdown table, not a result: nothing is written but --docs
+    if args.docs and not args.smoke:
+        write_docs(table)
+    return table
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(0 if main() else 1)

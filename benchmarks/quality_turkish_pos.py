@@ -3,25 +3,20 @@
 Trains the `turkish_pos_tagger` preset with `kseq.training.train` for at most
 `--minutes`, then scores token accuracy on the treebank's test split (its
 README's split) overall, on words seen in training and on unseen words, next
-to the most-frequent-tag baseline (`kseq.data.datasets.turkish_pos.most_frequent_tag_baseline`,
+to the most-frequent-tag baseline (`experiment_helpers.most_frequent_tag_baseline`,
 unseen words: the most frequent tag) in the same run.
 
     .venv/bin/python benchmarks/quality_turkish_pos.py --minutes 12
 """
 
-import argparse
-import json
-import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import keras  # noqa: E402
 
 from kseq import zoo  # noqa: E402
-from kseq.data.datasets.turkish_pos import most_frequent_tag_baseline  # noqa: E402
+from experiment_helpers import most_frequent_tag_baseline  # noqa: E402 (benchmarks/)
 from kseq.training import train  # noqa: E402
-from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 
 def seen_unseen_accuracy(model, splits):
@@ -40,12 +35,12 @@ def seen_unseen_accuracy(model, splits):
             "tokens": total[1], "unseen_tokens": counts["unseen"][1]}
 
 
-def main():
-    parser = argparse.ArgumentParser()
+def main(argv=None):
+    parser = harness.arguments(__doc__)
     parser.add_argument("--minutes", type=float, default=12)
     parser.add_argument("--output", default="runs/quality_turkish_pos")
     parser.add_argument("--result", default="benchmarks/results/quality_turkish_pos.json")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     keras.utils.set_random_seed(0)
     started = time.perf_counter()
     model, splits, _ = train("turkish_pos_tagger", args.output, minutes=args.minutes, verbose=2)
@@ -60,10 +55,9 @@ def main():
               "most_frequent_tag": baseline,
               "per_tag_f1": {k: v["f1"] for k, v in
                              model.evaluate_tags(splits["test"])["per_class"].items()},
-              "cpu_flags": cpu_flags()}
-    with open(args.result, "w", encoding="utf-8") as handle:
-        json.dump(result, handle, indent=2)
-    print(json.dumps({k: v for k, v in result.items() if k != "recipe"}, indent=2))
+              "cpu_flags": harness.cpu_flags()}
+    harness.write("quality_turkish_pos", result, args, path=args.result,
+                  printed={k: v for k, v in result.items() if k != "recipe"})
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import collections
 import os
 import time
 
+import harness  # benchmarks/harness.py, before TensorFlow
 # caption_quality: benchmarks/, the script's folder
 from caption_quality import (SEARCHES, SMALL_CNN, baseline_rows, caption_arguments, captioner_rows,
                              machine, metric_notes, nearest_neighbour_captions, result_path,
@@ -125,14 +126,15 @@ def comparisons(rows, first):
     }
 
 
-def main():
+def main(argv=None):
     parser = caption_arguments(__doc__, NAME, 5, f"{QUICK} stamps, one epoch")
     parser.add_argument("--models", nargs="+", default=["lite0", "small_cnn"],
                         choices=["lite0", "small_cnn"])
     parser.add_argument("--learning-curve", action="store_true",
                         help="examples and the learning curve even when the captioner beats "
                              "the nearest-neighbour copy")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
+    args.quick = args.quick or args.smoke  # --smoke: the quick run
     started = time.perf_counter()
     recipe = zoo.load_recipe(PRESET)
     image_size = (recipe["model"]["image_size"],) * 2

@@ -23,7 +23,7 @@ def main(tiny=False, output="runs/caption_shapes"):
     splits = kseq.zoo.build_data(recipe)
     # 2. A compiled Captioner (SmallCnn grid + Transformer decoder); the caption
     #    vocabulary is built from the training captions.
-    model = kseq.zoo.captioner(preset, load_weights=False, train_captions=splits["train"])
+    model = kseq.zoo.captioner(preset, load_weights=False, train_data=splits["train"])
     # 3. Bytes -> pixels and captions -> ids in tf.data, by the model's preprocessor
     #    (the one image function serving also runs), then plain Keras fit.
     training = recipe["training"]

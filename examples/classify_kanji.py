@@ -29,9 +29,9 @@ def main(tiny=False, output="runs/classify_kanji", splits=None):
     # 2. A compiled SequenceClassifier: SmallCnn grid + attention pooling + softmax head.
     options = {"epochs": 2} if tiny else {}
     model = kseq.zoo.classifier("kanji_radical_classifier", load_weights=False,
-                                train_pairs=splits["train"],
-                                label_names=sorted({label for _, label in
-                                                    splits["train"] + splits["test"]}),
+                                train_data=splits["train"],
+                                labels=sorted({label for _, label in
+                                               splits["train"] + splits["test"]}),
                                 recipe={"training": options})
     # 3. Bytes -> pixels in tf.data (the one image function serving also runs); Keras fit.
     training = model.recipe["training"]

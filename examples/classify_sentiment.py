@@ -25,7 +25,7 @@ def main(tiny=False, output="runs/classify_sentiment"):
     splits = kseq.zoo.build_data(recipe)
     # 2. A compiled SequenceClassifier (BiGRU + attention pooling); the vocabulary
     #    and the label names come from the training pairs.
-    model = kseq.zoo.classifier(preset, load_weights=False, train_pairs=splits["train"])
+    model = kseq.zoo.classifier(preset, load_weights=False, train_data=splits["train"])
     # 3. Text -> ids in tf.data by the model's preprocessor, then plain Keras fit.
     training = recipe["training"]
     data = model.preprocessor.training_dataset(splits["train"], training["boundaries"],

@@ -25,7 +25,7 @@ def main(tiny=False, output="runs/tag_turkish"):
     splits = kseq.zoo.build_data(recipe)
     # 2. A compiled SequenceTagger (characters -> BiGRU -> a tag at each word's first
     #    character); every tag is named in the recipe.
-    model = kseq.zoo.tagger(preset, load_weights=False, train_pairs=splits["train"])
+    model = kseq.zoo.tagger(preset, load_weights=False, train_data=splits["train"])
     # 3. Characters -> ids, tags aligned to word starts, in tf.data; plain Keras fit.
     training = recipe["training"]
     data = model.preprocessor.training_dataset(splits["train"], training["boundaries"],

@@ -18,7 +18,7 @@ def main(tiny=False):
     recipe = kseq.zoo.load_recipe(preset)
     splits = kseq.zoo.build_data(recipe)
     # 2. A compiled Translator; vocabularies are built from the training pairs.
-    model = kseq.zoo.translator(preset, load_weights=False, train_pairs=splits["train"])
+    model = kseq.zoo.translator(preset, load_weights=False, train_data=splits["train"])
     # 3. Strings -> bucketed id batches, in graph mode inside tf.data: the model's
     #    preprocessor, the same one translate() and the exported model use.
     preprocessor = model.preprocessor

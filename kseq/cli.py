@@ -50,17 +50,10 @@ def _presets(args):
 
     print(f"{'preset':30s} {'task':11s} {'arch':31s} {'weights':8s} description")
     for name in zoo.presets():
-        entry = preset_recipe(name).get("weights")
+        recipe = preset_recipe(name)
+        entry = recipe.pop("weights", None)
         weights = f"{entry['bytes'] / 1e6:.1f}MB" if entry else "-"
-        recipe = zoo.load_recipe(name)
-        task = recipe.get("task", "translator")
-        model = recipe.get("model", {})
-        # A captioner is an image backbone x a decoder; a translator names one architecture.
-        arch = (f"{model.get('encoder')}+{model.get('decoder', 'transformer')}"
-                if task == "captioner" else
-                f"{model.get('encoder', 'transformer')}+{model.get('pooling', 'mean')}"
-                if task == "classifier" else f"{model.get('encoder', 'rnn')}+chars"
-                if task == "tagger" else model.get("arch", "transformer"))
+        task, arch = recipe.get("task", "translator"), zoo.describe(recipe)
         print(f"{name:30s} {task:11s} {arch:31s} {weights:8s} {recipe.get('description', '')}")
 
 
@@ -91,14 +84,16 @@ def _check_plot_folder(folder):
                         f"Received: --plot-attention {folder}")
 
 
-def _load_task(model_dir, command, needed):
-    """The trained model of `model_dir`, when its task supports `command` (has `needed`)."""
+def _load_task(model_dir, command):
+    """The trained model of `model_dir`, when its task answers `command` (its `cli_verbs`)."""
     from kseq.training import load_trained
 
     model = load_trained(model_dir)
-    if not callable(getattr(model, needed, None)):
-        raise KseqError(f"`kseq {command}` needs a model with `{needed}`; this folder holds "
-                        f"a {type(model).__name__}. Received: {model_dir}")
+    verbs = getattr(model, "cli_verbs", ())
+    if command not in verbs:
+        raise KseqError(f"`kseq {command}` needs a model with `{command}`; this folder holds "
+                        f"a {type(model).__name__}, which answers {', '.join(verbs) or 'none'}. "
+                        f"Received: {model_dir}")
     return model
 
 
@@ -108,7 +103,7 @@ def _translate(args):
                         f"--beam {args.beam}")
     if args.plot_attention:
         _check_plot_folder(args.plot_attention)
-    model = _load_task(args.model_dir, "translate", "translate")
+    model = _load_task(args.model_dir, "translate")
     texts = _read_inputs(args.texts)
     outputs = model.translate(texts, beam_size=args.beam, n_best=args.n_best, mbr=args.mbr)
     for output in outputs:
@@ -127,7 +122,7 @@ def _caption(args):
                         f"--beam {args.beam}")
     if args.plot_attention:
         _check_plot_folder(args.plot_attention)
-    model = _load_task(args.model_dir, "caption", "caption")
+    model = _load_task(args.model_dir, "caption")
     outputs = model.caption(args.images, beam_size=args.beam, n_best=args.n_best,
                             language=args.language, mbr=args.mbr)
     for image, output in zip(args.images, outputs):
@@ -140,7 +135,7 @@ def _caption(args):
 
 
 def _classify(args):
-    model = _load_task(args.model_dir, "classify", "predict_labels")
+    model = _load_task(args.model_dir, "classify")
     inputs = [text.decode("utf-8", "replace") for text in _read_inputs(args.texts)]
     images = model.preprocessor.input_kind == "images"  # arguments (or lines) are image files
     for value, result in zip(inputs, model.predict_labels(inputs, top_k=args.top_k)):
@@ -150,7 +145,7 @@ def _classify(args):
 
 
 def _tag(args):
-    model = _load_task(args.model_dir, "tag", "tag")
+    model = _load_task(args.model_dir, "tag")
     sentences = [text.decode("utf-8", "replace") for text in _read_inputs(args.texts)]
     for words, tags in model.tag(sentences):
         print(" ".join(f"{word}/{tag}" for word, tag in zip(words, tags)))
@@ -185,30 +180,18 @@ def _evaluation_pairs(model_dir, data, model=None):
 
 
 def _evaluate(args):
-    from kseq.training import load_trained
-
-    model = load_trained(args.model_dir)
-    if not any(callable(getattr(model, name, None))
-               for name in ("evaluate_bleu", "evaluate_labels", "evaluate_tags")):
-        raise KseqError(f"`kseq evaluate` needs a model with `evaluate_bleu`, "
-                        f"`evaluate_labels` or `evaluate_tags`; this folder holds a "
-                        f"{type(model).__name__}. Received: {args.model_dir}")
+    model = _load_task(args.model_dir, "evaluate")
     pairs = _evaluation_pairs(args.model_dir, args.data, model)
     if args.limit:
         pairs = pairs[: args.limit]
     if not pairs:
         raise KseqError(f"The {args.data} split is empty. Received: --data {args.data}")
-    if callable(getattr(model, "evaluate_tags", None)):  # a tagger
-        print(json.dumps(model.evaluate_tags(pairs), indent=2))
-        return
-    if callable(getattr(model, "evaluate_labels", None)):  # a classifier
-        result = model.evaluate_labels(pairs, plot=args.plot)
-        if args.plot:
-            print(f"confusion matrix in {args.plot}", file=sys.stderr)
-        print(json.dumps(result, indent=2))
-        return
-    result = model.evaluate_bleu(pairs, beam_size=args.beam, mbr=args.mbr)
-    print(json.dumps({k: v for k, v in result.items() if k != "hypotheses"}, indent=2))
+    given = dict(beam_size=args.beam, mbr=args.mbr, plot=args.plot)  # what the task takes
+    result = model.evaluate(pairs, **{name: given[name] for name in model.evaluate_options})
+    print(result.summary())
+    print(json.dumps(result.to_dict(), indent=2))
+    if args.plot and "plot" in model.evaluate_options:
+        print(f"plot in {args.plot}", file=sys.stderr)
 
 
 def _export(args):
@@ -220,10 +203,9 @@ def _export(args):
     base, name = os.path.split(os.path.normpath(args.output))
     if not name or name in (".", ".."):
         raise KseqError(f"--output must be BASE/NAME. Received: --output {args.output}")
-    model = _load_task(args.model_dir, "export", "serving_spec")
-    # Search options belong to generative tasks; a classifier's endpoint has none.
-    options = (dict(beam_size=args.beam, n_best=args.n_best, xla=args.xla)
-               if callable(getattr(model, "search", None)) else {})
+    model = _load_task(args.model_dir, "export")
+    given = dict(beam_size=args.beam, n_best=args.n_best, xla=args.xla)  # what the task takes
+    options = {option: given[option] for option in model.export_options}
     version_dir = export_to_serving_layout(model, base or ".", name, args.version, **options)
     print(f"exported {version_dir} (models.config in {base or '.'})")
 
@@ -285,8 +267,9 @@ def build_parser():
     tag.add_argument("texts", nargs="*")
     tag.set_defaults(run=_tag)
 
-    evaluate = commands.add_parser("evaluate", help="BLEU / chrF with sacrebleu's signature; "
-                                                    "accuracy / F1 for classifiers")
+    evaluate = commands.add_parser("evaluate", help="the task's scores: BLEU / chrF with "
+                                                    "sacrebleu's signature, accuracy / F1, "
+                                                    "token accuracy")
     evaluate.add_argument("model_dir", help=MODEL_HELP)
     evaluate.add_argument("--data", required=True, help="TSV file, or test/valid")
     evaluate.add_argument("--beam", type=_integer(1), default=4)

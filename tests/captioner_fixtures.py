@@ -15,7 +15,7 @@ TINY = dict(image_size=IMAGE_SIZE, hidden_dim=32, num_layers=1, num_heads=2,
 
 
 def build(decoder="transformer"):
-    return kseq.zoo.captioner("small_cnn", decoder=decoder, train_captions=EXAMPLES,
+    return kseq.zoo.captioner("small_cnn", decoder=decoder, train_data=EXAMPLES,
                               recipe={"training": {"peak_learning_rate": 5e-3,
                                                    "warmup_steps": 30,
                                                    "label_smoothing": 0.0}}, **TINY)
@@ -45,8 +45,8 @@ def decoded(model, encoded):
 
 
 @pytest.fixture(scope="module")
-def overfit_captioner():
-    return overfit("transformer")
+def overfit_captioner(shared_models):
+    return shared_models.get("captioner-transformer", lambda: overfit("transformer"))
 
 
 def rgba_png(height=6, width=9):

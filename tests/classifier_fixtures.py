@@ -29,7 +29,7 @@ TINY = {"transformer": dict(num_layers=1, num_heads=2, hidden_dim=16, intermedia
 
 
 def build(encoder="transformer", pooling="mean", **options):
-    return kseq.zoo.classifier(encoder, train_pairs=EXAMPLES, pooling=pooling, max_length=16,
+    return kseq.zoo.classifier(encoder, train_data=EXAMPLES, pooling=pooling, max_length=16,
                                dropout=0.0, recipe={"training": {"peak_learning_rate": 1e-2,
                                                                  "warmup_steps": 10,
                                                                  "label_smoothing": 0.0}},

@@ -18,7 +18,15 @@ def _seeded():
 
 
 @pytest.fixture(scope="session")
-def overfit_translator():
+def shared_models(tmp_path_factory):
+    """Tiny models trained once per run, whatever the number of xdist workers."""
+    from shared_models import SharedModels, run_folder
+
+    return SharedModels(run_folder(tmp_path_factory))
+
+
+@pytest.fixture(scope="session")
+def overfit_translator(shared_models):
     from translator_fixtures import overfit_tiny_translator
 
-    return overfit_tiny_translator()
+    return shared_models.get("translator-transformer", overfit_tiny_translator)

@@ -38,7 +38,7 @@ TINY = dict(image_size=IMAGE_SIZE, hidden_dim=16, filters=[8, 16], dropout=0.0)
 
 
 def build(pooling="mean", **options):
-    return kseq.zoo.classifier("small_cnn", train_pairs=EXAMPLES, pooling=pooling,
+    return kseq.zoo.classifier("small_cnn", train_data=EXAMPLES, pooling=pooling,
                                recipe={"training": {"peak_learning_rate": 1e-2,
                                                     "warmup_steps": 10,
                                                     "label_smoothing": 0.0}},

@@ -33,7 +33,7 @@ def build(encoder="rnn", **options):
     tiny = {"rnn": dict(hidden_dim=24), "transformer": dict(num_layers=1, num_heads=2,
                                                             hidden_dim=24,
                                                             intermediate_dim=48)}[encoder]
-    return kseq.zoo.tagger(encoder, train_pairs=EXAMPLES, max_length=48, dropout=0.0,
+    return kseq.zoo.tagger(encoder, train_data=EXAMPLES, max_length=48, dropout=0.0,
                            recipe={"training": {"peak_learning_rate": 1e-2, "warmup_steps": 10,
                                                 "label_smoothing": 0.0}},
                            **{**tiny, **options})

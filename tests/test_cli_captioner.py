@@ -54,9 +54,11 @@ def test_caption_errors_are_one_line(trained, tmp_path, capsys):
 def test_evaluate_and_export(trained, tmp_path, capsys):
     capsys.readouterr()
     assert main(["evaluate", trained, "--data", "test", "--beam", "1", "--limit", "5"]) == 0
-    out = capsys.readouterr().out  # sacrebleu's signature line, then the JSON
-    scores = json.loads(out[out.index("{"):])
+    summary, details = capsys.readouterr().out.split("\n", 1)  # the summary line, then JSON
+    scores = json.loads(details)
     assert set(scores) >= {"bleu", "chrf", "exact_match", "bleu_signature"}
+    assert summary.startswith("BLEU ")
+    assert summary.endswith(f"(5 pairs) | {scores['bleu_signature']}")
     assert main(["export", trained, "--output", str(tmp_path / "serving" / "captioner"),
                  "--beam", "2"]) == 0
     assert os.path.isfile(tmp_path / "serving" / "captioner" / "1" / "saved_model.pb")

@@ -46,7 +46,10 @@ def test_evaluate_reports_f1_and_draws_the_confusion_matrix(trained, tmp_path, c
     capsys.readouterr()
     plot = str(tmp_path / "confusion.png")
     assert main(["evaluate", trained, "--data", "test", "--plot", plot]) == 0
-    scores = json.loads(capsys.readouterr().out)
+    summary, details = capsys.readouterr().out.split("\n", 1)  # the summary line, then JSON
+    scores = json.loads(details)
+    assert summary == (f"accuracy {scores['accuracy']:.3f} macro-F1 {scores['macro_f1']:.3f} "
+                       f"({scores['examples']} examples)")
     assert scores["accuracy"] > 0.9 and set(scores["per_class"]) == {"negative", "neutral",
                                                                       "positive"}
     assert os.path.getsize(plot) > 1000
@@ -84,4 +87,6 @@ def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
     assert [item.split("/")[0] for item in lines[0].split()] == ["bokar", "lumi"]
     assert all(item.split("/")[1] in ("ADJ", "NOUN", "PART", "VERB") for item in lines[0].split())
     assert main(["evaluate", run, "--data", "test"]) == 0
-    assert json.loads(capsys.readouterr().out)["token_accuracy"] > 0.9
+    summary, details = capsys.readouterr().out.split("\n", 1)
+    assert summary.startswith("token accuracy ") and summary.endswith(" sentences)")
+    assert json.loads(details)["token_accuracy"] > 0.9

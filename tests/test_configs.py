@@ -20,7 +20,7 @@ EXAMPLES = {
     "AttentionDecoder": lambda: kseq.layers.AttentionDecoder(4),
     "AttentionDecoderCell": lambda: kseq.layers.AttentionDecoderCell(4),
     "BahdanauAttention": lambda: kseq.layers.BahdanauAttention(4),
-    "BeamSearchDecoder": lambda: kseq.layers.BeamSearchDecoder(),
+    "BeamSearchDecoder": lambda: kseq.decoding.BeamSearchDecoder(),
     "Captioner": lambda: kseq.models.build_captioner(TOKENIZER, image_size=16, hidden_dim=8,
                                                      num_heads=2, filters=[4]),
     "CaptionerPreprocessor": lambda: kseq.models.CaptionerPreprocessor(TOKENIZER, (8, 8), 8),
@@ -65,7 +65,7 @@ EXAMPLES = {
                                                        embedding_dim=4),
     "TranslatorPreprocessor": lambda: kseq.models.TranslatorPreprocessor(TOKENIZER, TOKENIZER,
                                                                          8, 8),
-    "WarmupInverseSqrt": lambda: kseq.models.WarmupInverseSqrt(1e-3, 10),
+    "WarmupInverseSqrt": lambda: kseq.models.schedules.WarmupInverseSqrt(1e-3, 10),
 }
 # Names that files saved by kseq 0.1 use; they resolve to Translator.
 ALIASES = {"RnnTranslator", "ConvTranslator"}

@@ -130,8 +130,9 @@ def test_bench_real_rows_train_step_runs_tiny(tmp_path):
                           env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     result = json.loads(output.read_text())
-    assert set(result) == {"same_padding_24", "bucket_16"}
-    for setting in result.values():
+    assert set(result) == {"same_padding_24", "bucket_16", "machine"}  # machine: the harness's
+    assert result["machine"]["cpu_flags"] == sorted(result["machine"]["cpu_flags"])
+    for setting in (result["same_padding_24"], result["bucket_16"]):
         assert 0 < setting["real_label_share"] < 1
         assert set(setting["seconds_per_step"]) == {"kseq_real_rows", "keras_all_rows"}
         assert setting["ratio_keras_over_kseq"] > 0

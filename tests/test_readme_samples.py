@@ -1,14 +1,20 @@
-"""Every code sample of the README runs (in reduced form) or, for `kseq` lines, parses.
+"""Every code sample of the README and of `docs/*.md` runs (in reduced form) or, for
+`kseq` lines, parses.
 
 Python blocks run with a few substitutions that shrink the work (listed here,
-and each must still match the README, so an edited sample fails until this
-table follows it); the gRPC client runs against an in-process stand-in for TF
-Serving that answers from a real export; every `kseq ...` line of a bash block
-is parsed by the command's own argument parser; the `python -c` check runs on
-the export the first sample writes. JSON blocks are generated from real exports
-by the serving tests.
+and each must still match its page, so an edited sample fails until this
+table follows it); the README's quick-start blocks run in one namespace (train,
+then export), and the manual's translator samples use the shipped preset, so
+no sample trains a model twice; the gRPC client runs against an in-process
+stand-in for TF Serving that answers from a real export; every `kseq ...` line
+of a bash block, and every `kseq ...` example of a table, is parsed by the
+command's own argument parser; each `python -c` check runs on the export the
+quick start writes. JSON blocks are generated from real exports by the serving
+tests.
 """
 
+import argparse
+import glob
 import os
 import re
 import shlex
@@ -21,50 +27,64 @@ from kseq.cli import build_parser
 
 pytestmark = pytest.mark.slow  # two tiny trainings: ~30 s
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAGES = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
 
 # A unique piece of each Python block -> the substitutions that make it quick.
 PYTHON_SAMPLES = {
+    # README.md
+    'model.translate(["twenty-one", "nine hundred and ninety-nine"], beam_size=4)': [],
     'numbers_dataset("fr", train_size=30000)': [
         ('train_size=30000', 'train_size=300, valid_size=10, test_size=10'),
         ('"numbers_fr_transformer"', '"numbers_fr_tiny"'),
         ('epochs=10', 'epochs=1')],
+    'model.export("export/translator/1")': [],
+    # docs/tasks.md
+    'prefixes=["quarante", "cinquante"]': [
+        ('kseq.data.numbers_dataset("fr")["test"]',
+         'kseq.data.numbers_dataset("fr", train_size=10, valid_size=2, test_size=10)["test"]')],
     "shapes_captions(train_size=6000)": [
         ("train_size=6000", "train_size=64, valid_size=2, test_size=8, image_size=32"),
         ("image_size=64, hidden_dim=96, filters=[32, 64, 96]",
          "image_size=32, hidden_dim=16, num_layers=1, num_heads=2, filters=[8]"),
         ("epochs=20", "epochs=1")],
-    "prediction_service_pb2_grpc": [],
     'Translator.from_preset("numbers_fr_transformer", load_weights=False)': [],
-    "kseq.data.datasets.kanji_radicals()": [
-        ("splits = kseq.data.datasets.kanji_radicals()",
+    "kseq.data.kanji_radicals()": [
+        ("splits = kseq.data.kanji_radicals()",
          "from image_classifier_fixtures import EXAMPLES; "
          "splits = {'train': EXAMPLES, 'test': EXAMPLES}; "
          "png_bytes, uint8_array = EXAMPLES[0][0], __import__('image_classifier_fixtures')"
          ".draw('dot', 3); open('glyph.png', 'wb').write(EXAMPLES[1][0])"),
         ("epochs=40", "epochs=1")],
-    "kseq.data.datasets.turkish_pos()": [
-        ("splits = kseq.data.datasets.turkish_pos()",
-         "splits = {k: v[:40] for k, v in kseq.data.datasets.turkish_pos().items()}"),
+    "kseq.data.turkish_pos()": [
+        ("splits = kseq.data.turkish_pos()",
+         "splits = {k: v[:40] for k, v in kseq.data.turkish_pos().items()}"),
         ("epochs=12", "epochs=1")],
     "kseq.data.sms_spam()": [
         ("splits = kseq.data.sms_spam()",
          "splits = {k: v[:40] + [p for p in v if p[1] == 'spam'][:20]"
          " for k, v in kseq.data.sms_spam().items()}"),
         ("epochs=6", "epochs=1")],
+    # docs/serving.md
+    "prediction_service_pb2_grpc": [],
 }
 
 
+def pages():
+    for path in PAGES:
+        with open(path, encoding="utf-8") as handle:
+            yield handle.read()
+
+
 def blocks(language):
-    with open(README, encoding="utf-8") as handle:
-        text = handle.read()
-    return [m.group(1) for m in re.finditer(rf"```{language}\n(.*?)```", text, re.S)]
+    return [m.group(1) for text in pages()
+            for m in re.finditer(rf"```{language}\n(.*?)```", text, re.S)]
 
 
 def shrunk(code):
     (key,) = [key for key in PYTHON_SAMPLES if key in code]
     for old, new in PYTHON_SAMPLES[key]:
-        assert old in code, f"the README sample changed: {old!r} is gone"
+        assert old in code, f"the sample changed: {old!r} is gone"
         code = code.replace(old, new)
     return code
 
@@ -83,15 +103,79 @@ def workdir(tmp_path_factory):
 
 
 def test_every_python_sample_is_known():
-    for code in blocks("python"):
+    codes = blocks("python")
+    for code in codes:
         assert sum(key in code for key in PYTHON_SAMPLES) == 1, code[:200]
+    for key in PYTHON_SAMPLES:  # and every sample listed here is still on a page
+        assert sum(key in code for code in codes) == 1, key
+
+
+def test_the_pages_exist_and_the_readme_fits_one_screen_of_contents():
+    names = [os.path.relpath(path, ROOT) for path in PAGES]
+    for page in ("tasks", "training", "serving", "architecture", "results"):
+        assert os.path.join("docs", f"{page}.md") in names
+    with open(PAGES[0], encoding="utf-8") as handle:
+        assert len(handle.read().splitlines()) <= 200
+
+
+def test_the_zoo_signatures_shown_are_the_zoos():
+    import inspect
+
+    import kseq
+
+    lines = [line for code in blocks("text") for line in code.splitlines()
+             if line.startswith("kseq.zoo.")]
+    assert len(lines) == 4
+    for line in lines:
+        name = line[len("kseq.zoo."):line.index("(")]
+        builder = getattr(kseq.zoo, name)
+        assert line == f"kseq.zoo.{name}{inspect.signature(builder)}".replace("'", '"')
+
+
+def anchors(text):
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens."""
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.*)$", re.sub(r"```.*?```", "", text, flags=re.S),
+                                      re.M)}
+
+
+def test_links_between_the_pages_resolve():
+    for path in PAGES:
+        with open(path, encoding="utf-8") as handle:
+            text = re.sub(r"```.*?```|`[^`\n]*`", "", handle.read(), flags=re.S)  # prose only
+        for target, anchor in re.findall(r"\]\(([^)#:]*)(?:#([^)]*))?\)", text):
+            linked = os.path.normpath(os.path.join(os.path.dirname(path), target or
+                                                   os.path.basename(path)))
+            assert os.path.exists(linked), (path, target)
+            if anchor:
+                with open(linked, encoding="utf-8") as handle:
+                    assert anchor in anchors(handle.read()), (path, target, anchor)
 
 
 @pytest.fixture(scope="module")
 def translator_sample(workdir):
     namespace = {}
-    exec(sample('numbers_dataset("fr", train_size=30000)'), namespace)
+    exec(sample('numbers_dataset("fr", train_size=30000)'), namespace)  # the quick start's training
+    exec(sample('model.export("export/translator/1")'), namespace)  # its export, same model
     return namespace
+
+
+def test_preset_quick_start_runs(capsys):
+    namespace = {}
+    exec(sample('model.translate(["twenty-one", "nine hundred and ninety-nine"], beam_size=4)'),
+         namespace)
+    assert namespace["model"].translate(["twenty-one", "nine hundred and ninety-nine"]) == [
+        "vingt et un", "neuf cent quatre-vingt-dix-neuf"]  # the answer the README shows
+
+
+def test_translator_options_sample_runs(workdir, capsys):
+    namespace = {}
+    exec(sample('prefixes=["quarante", "cinquante"]'), namespace)
+    assert namespace["model"].translate(["forty-two", "forty-two"],
+                                        prefixes=["quarante", "cinquante"]) == [
+        "quarante-deux", "cinquante-deux"]
+    assert "BLEU" in capsys.readouterr().out
+    assert os.path.isfile(workdir / "numbers.keras")
 
 
 def test_translator_sample_runs(workdir, translator_sample):
@@ -140,7 +224,7 @@ def test_classifier_sample_runs(workdir):
 
 def test_image_classifier_sample_runs(workdir):
     namespace = {}
-    exec(sample("kseq.data.datasets.kanji_radicals()"), namespace)  # drawn shapes: the kanji need apt
+    exec(sample("kseq.data.kanji_radicals()"), namespace)  # drawn shapes: the kanji need apt
     assert namespace["model"].input_name == "images"
     assert os.path.getsize(workdir / "confusion.png") > 1000
     assert os.path.isfile(workdir / "export" / "kanji" / "1" / "saved_model.pb")
@@ -148,7 +232,7 @@ def test_image_classifier_sample_runs(workdir):
 
 def test_tagger_sample_runs(workdir):
     namespace = {}
-    exec(sample("kseq.data.datasets.turkish_pos()"), namespace)  # the treebank wheel: once per home
+    exec(sample("kseq.data.turkish_pos()"), namespace)  # the treebank wheel: once per home
     words, tags = namespace["model"].tag([["Ali", "eve", "gitti", "."]])[0]
     assert len(words) == len(tags) == 4
     assert os.path.isfile(workdir / "export" / "pos" / "1" / "saved_model.pb")
@@ -178,12 +262,14 @@ def test_grpc_client_sample_runs_against_a_real_export(workdir, overfit_translat
     assert printed.startswith("[[b'") and printed.strip().endswith("']]")
 
 
-def test_python_c_check_runs_on_the_first_samples_export(workdir, translator_sample, capsys):
-    (line,) = [line for code in blocks("bash") for line in code.splitlines()
-               if line.startswith("python -c ")]
-    assert (workdir / "export" / "translator" / "1").is_dir()  # written by the first sample
-    exec(shlex.split(line)[2], {})
-    assert "tf.Tensor(" in capsys.readouterr().out
+def test_python_c_checks_run_on_the_quick_starts_export(workdir, translator_sample, capsys):
+    lines = [line for code in blocks("bash") for line in code.splitlines()
+             if line.startswith("python -c ")]
+    assert lines
+    assert (workdir / "export" / "translator" / "1").is_dir()  # written by the quick start
+    for line in lines:
+        exec(shlex.split(line)[2], {})
+        assert "tf.Tensor(" in capsys.readouterr().out
 
 
 def kseq_lines():
@@ -194,11 +280,17 @@ def kseq_lines():
                 command = command.split("|", 1)[1].strip()
             if command.startswith("kseq "):
                 yield command
+    for text in pages():  # a table's example column: | `train` | `kseq train ...` | ... |
+        yield from re.findall(r"^\|[^|\n]*\| `(kseq [^`]+)` \|", text, re.M)
 
 
 def test_every_kseq_line_parses():
     lines = list(kseq_lines())
-    assert len(lines) >= 8
+    assert len(lines) >= 20
+    (commands,) = [action.choices for action in build_parser()._actions
+                   if isinstance(action, argparse._SubParsersAction)]
+    for command in commands:  # the README's table shows every command
+        assert any(line.split()[1] == command for line in lines), command
     for command in lines:
         args = build_parser().parse_args(shlex.split(command)[1:])
         assert callable(args.run), command

@@ -1,9 +1,12 @@
 import json
 import os
+import re
 
 import keras
+import pytest
 
 import kseq
+from kseq.errors import KseqError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -11,19 +14,79 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_every_preset_loads_and_names_known_parts():
     for name in kseq.zoo.presets():
         recipe = kseq.zoo.load_recipe(name)
-        assert recipe.get("task", "translator") in kseq.zoo.TASK_BUILDERS
-        if recipe.get("task", "translator") == "captioner":
-            assert recipe["model"]["encoder"] in kseq.zoo.ENCODERS
-            assert recipe["model"]["decoder"] in kseq.zoo.DECODERS
-        elif recipe["task"] == "classifier":
-            assert recipe["model"]["encoder"] in kseq.zoo.CLASSIFIER_ENCODERS
-        elif recipe["task"] == "tagger":
-            assert recipe["model"]["encoder"] in kseq.zoo.TAGGER_ENCODERS
-        else:
-            assert recipe["model"]["arch"] in kseq.zoo.ARCHITECTURES
+        task = kseq.zoo.TASKS[recipe.get("task", "translator")]
+        assert task.from_recipe == kseq.zoo.TASK_BUILDERS[task.preset_task]
+        assert recipe["model"][task.architecture_key] in task.architectures
+        if "decoder" in recipe["model"]:
+            assert recipe["model"]["decoder"] in kseq.models.part_catalog.decoder_names()
         if "tokenizer" in recipe or not kseq.zoo.takes_images(recipe):
             assert recipe["tokenizer"]["kind"] in kseq.text.TOKENIZERS
         assert recipe["data"]["builder"] in kseq.zoo.DATA_BUILDERS
+
+
+def test_each_task_describes_its_presets_for_kseq_presets():
+    described = {name: kseq.zoo.describe(kseq.zoo.load_recipe(name))
+                 for name in kseq.zoo.presets()}
+    assert described["numbers_fr_tiny"] == "transformer"
+    assert described["libreoffice_en_fr_conv"] == "conv"
+    assert described["shapes_captioner_tiny"] == "small_cnn+transformer"
+    assert described["sentiment_classifier"] == "rnn+attention"
+    assert described["turkish_pos_tagger"] == "rnn+chars"
+    assert kseq.models.SequenceTagger.describe({"model": {}}) == "rnn+chars"  # the default
+    assert kseq.zoo.takes_images(kseq.zoo.load_recipe("kanji_radical_classifier"))
+    assert not kseq.zoo.takes_images(kseq.zoo.load_recipe("sentiment_classifier"))
+
+
+def test_cli_and_zoo_name_no_task_and_sniff_no_method():
+    """The check of issue 28: task-specific code lives in the task classes."""
+    pattern = re.compile(r'evaluate_(tags|labels|bleu)|"captioner"|"tagger"|"classifier"')
+    for module in ("cli.py", "zoo.py"):
+        with open(os.path.join(ROOT, "kseq", module), encoding="utf-8") as handle:
+            found = [line for line in handle if pattern.search(line)]
+        assert not found, (module, found)
+    with open(os.path.join(ROOT, "kseq", "zoo.py"), encoding="utf-8") as handle:
+        assert len(handle.readlines()) < 200
+
+
+def test_each_task_declares_its_commands_and_options():
+    models = kseq.models
+    assert [task.cli_verbs[0] for task in kseq.zoo.TASKS.values()] == [
+        "translate", "caption", "classify", "tag"]
+    assert all({"evaluate", "export"} <= set(task.cli_verbs) for task in kseq.zoo.TASKS.values())
+    assert models.Translator.export_options == models.Captioner.export_options == (
+        "beam_size", "n_best", "xla")
+    assert models.SequenceClassifier.export_options == models.SequenceTagger.export_options == ()
+    assert models.SequenceClassifier.evaluate_options == ("plot",)
+
+
+def test_old_keyword_names_still_work_with_a_deprecation_warning():
+    pairs = [("great film", "positive"), ("dull film", "negative")]
+    with pytest.warns(DeprecationWarning, match="`train_pairs` is deprecated.*`train_data`"):
+        model = kseq.zoo.classifier("rnn", train_pairs=pairs, hidden_dim=8)
+    assert model.label_names == ["negative", "positive"]
+    with pytest.warns(DeprecationWarning, match="`label_names`.*`labels`"):
+        model = kseq.zoo.classifier(preset_or_encoder="rnn", train_data=pairs, hidden_dim=8,
+                                    label_names=["negative", "neutral", "positive"])
+    assert model.label_names == ["negative", "neutral", "positive"]
+    # A translator's two old vocabularies become the (source, target) pair.
+    source = kseq.text.WordTokenizer.build_vocabulary(["one two"])
+    target = kseq.text.WordTokenizer.build_vocabulary(["un deux"])
+    with pytest.warns(DeprecationWarning, match="`source_vocab`.*`vocab`"):
+        model = kseq.zoo.translator("rnn", source_vocab=source, target_vocab=target, units=8)
+    assert model.source_tokenizer is source and model.target_tokenizer is target
+    with pytest.warns(DeprecationWarning), pytest.raises(KseqError, match="pass one of them"):
+        kseq.zoo.tagger("rnn", train_pairs=[("a", "X")], train_data=[("a", "X")])
+
+
+def test_bad_input_is_one_error_type_naming_what_was_expected():
+    with pytest.raises(KseqError, match="numbers_fr_tiny.*Received: 'no_such_preset'"):
+        kseq.zoo.classifier("no_such_preset")
+    with pytest.raises(KseqError, match="model options do not fit.*hidden_dims"):
+        kseq.zoo.tagger("rnn", train_data=[("a b", "X Y")], hidden_dims=8)
+    with pytest.raises(KseqError, match="not a tagger preset"):
+        kseq.zoo.tagger("sentiment_classifier", load_weights=False)
+    with pytest.raises(TypeError):  # no silent misbinding of the old positional order
+        kseq.zoo.classifier("rnn", ["negative", "positive"])
 
 
 def test_merge_is_deep_and_right_most_wins():
@@ -48,12 +111,10 @@ def test_recipe_file_path_works(tmp_path):
 
 
 def test_captioner_builder_errors_name_the_choice():
-    import pytest
-
     with pytest.raises(kseq.errors.KseqError, match="decoder"):
-        kseq.zoo.captioner("small_cnn", decoder="lstm", target_vocab=["a"])
+        kseq.zoo.captioner("small_cnn", decoder="lstm", train_data=[(b"", "a")])
     with pytest.raises(kseq.errors.KseqError, match="not a captioner"):
-        kseq.zoo.captioner("numbers_fr_tiny", target_vocab=["a"])
+        kseq.zoo.captioner("numbers_fr_tiny", vocab=["a"])
     with pytest.raises(kseq.errors.KseqError, match="encoder"):
         kseq.models.build_captioner(kseq.text.WordTokenizer.build_vocabulary(["a"]),
                                     encoder="vgg")

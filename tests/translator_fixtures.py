@@ -14,7 +14,7 @@ def tiny_translator(pairs=PAIRS, **options):
     settings = dict(num_layers=1, num_heads=2, hidden_dim=32, intermediate_dim=64, dropout=0.0,
                     max_source_length=32, max_target_length=32)
     settings.update(options)
-    return kseq.zoo.translator("transformer", train_pairs=pairs,
+    return kseq.zoo.translator("transformer", train_data=pairs,
                                recipe={"training": {"peak_learning_rate": 0.01,
                                                     "warmup_steps": 30}}, **settings)
 

@@ -16,7 +16,7 @@ which is committed as `kseq/presets/slices/<preset>.test200.tsv` (a captioner's 
 equals another's committed one points at that file instead) so the tests
 (and `make demo`) re-score it without fetching data; greedy decoding speed; the
 parameter count and file size. With `--write-weights` the model is written in
-float16 (`kseq.presets.catalog.write_preset_weights`) and re-scored after reloading:
+float16 (`tools/preset_weights.py`'s `write_preset_weights`) and re-scored after reloading:
 if that costs more than 0.1 BLEU on the full test split it is written in float32.
 Writes `benchmarks/results/card_<preset>.json`, the catalog entry (in the
 recipe JSON: file, size, SHA-256, dtype, the slice figure) and `zoo/<preset>/CARD.md`.
@@ -26,20 +26,20 @@ import argparse
 import csv
 import json
 import os
+import sys
 import time
 import zipfile
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.join(ROOT, "benchmarks"), os.path.join(ROOT, "tools")]
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
+import preset_weights  # noqa: E402 (tools/preset_weights.py: the release-time writers)
 from kseq import zoo  # noqa: E402
 from kseq.presets import catalog as preset_files  # noqa: E402
 from kseq.atomic_files import atomic_path  # noqa: E402
 from kseq.data.datasets.emoji_captions import LICENCE as EMOJI_LICENCE  # noqa: E402
 from kseq.data.datasets.libreoffice import NOTICE as LIBREOFFICE_NOTICE  # noqa: E402
 from kseq.training import load_trained  # noqa: E402
-from report import cpu_flags, emit  # noqa: E402 (benchmarks/, the script's folder)
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SLICE = 200
 LICENCES = {
     "libreoffice": "LibreOffice text: MPL-2.0 (notice in kseq/presets/slices/).",
@@ -138,10 +138,10 @@ def training_history(model_dir):
 def choose_weights(model, preset, full_greedy):
     """float16 unless it costs more than 0.1 BLEU on the full test split; returns the entry
     and the reloaded model's greedy figures."""
-    entry = preset_files.write_preset_weights(model, preset, float16=True)
+    entry = preset_weights.write_preset_weights(model, preset, float16=True)
     reloaded = scores(preset_files.load_preset_model(preset), CHOICE["test"], 1)
     if full_greedy["bleu"] - reloaded["bleu"] > 0.1:
-        entry = preset_files.write_preset_weights(model, preset, float16=False)
+        entry = preset_weights.write_preset_weights(model, preset, float16=False)
         reloaded = scores(preset_files.load_preset_model(preset), CHOICE["test"], 1)
     return entry, reloaded
 
@@ -232,7 +232,7 @@ def main():
     CHOICE["test"] = splits["test"]
     model = load_trained(args.model) if args.model else preset_files.load_preset_model(args.preset)
     result = {"preset": args.preset, "command": args.command, "limitations": args.limitations,
-              "hardware": "2 CPU cores, flags " + " ".join(cpu_flags()),
+              "hardware": "2 CPU cores, flags " + " ".join(harness.cpu_flags()),
               "splits": {k: len(v) for k, v in splits.items()},
               "parameters": model.count_params(),
               "optimizer_steps": int(model.optimizer.iterations.numpy())
@@ -253,9 +253,9 @@ def main():
     slice_figure = {"slice_200": {"file": result["slice_file"],
                                   "greedy_bleu": result["slice_greedy"]["bleu"],
                                   "greedy_chrf": result["slice_greedy"]["chrf"]}}
-    result["weights"] = preset_files.update_weights_entry(args.preset, **slice_figure)
-    result["cpu_flags"] = cpu_flags()
-    emit(result, os.path.join(ROOT, "benchmarks", "results", f"card_{args.preset}.json"))
+    result["weights"] = preset_weights.update_weights_entry(args.preset, **slice_figure)
+    result["cpu_flags"] = harness.cpu_flags()
+    harness.write(f"card_{args.preset}", result, path=os.path.join(ROOT, "benchmarks", "results", f"card_{args.preset}.json"))
     os.makedirs(os.path.join(ROOT, "zoo", args.preset), exist_ok=True)
     write_card(os.path.join(ROOT, "zoo", args.preset, "CARD.md"), args.preset, recipe, result)
 

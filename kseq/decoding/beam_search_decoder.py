@@ -26,7 +26,7 @@ class BeamSearchDecoder(keras.layers.Layer):
 
     Example:
     >>> import tensorflow as tf, kseq
-    >>> decoder = kseq.layers.BeamSearchDecoder(beam_size=2, max_length=3, end_id=2)
+    >>> decoder = kseq.decoding.BeamSearchDecoder(beam_size=2, max_length=3, end_id=2)
     >>> def step(ids, state, memory, t):
     ...     return tf.math.log(tf.fill([tf.shape(ids)[0], 3], 1 / 3)), state
     >>> ids, scores, lengths = decoder(tf.constant([0]), memory={}, state={}, step=step)

@@ -19,9 +19,9 @@ and control characters). A file that is not a `model_config_list` raises a
 `KseqError` naming it, and is left as it was.
 
 Example:
->>> from kseq.export.models_config import merged_text, model_names
+>>> from kseq.export.models_config import merged_text, parse_models_config
 >>> text = merged_text("", "a", "/models/a")
->>> model_names(merged_text(text, 'say "hi"', "/models/hi"))
+>>> [entry["name"] for entry in parse_models_config(merged_text(text, 'say "hi"', "/models/hi"))[0]]
 ['a', 'say "hi"']
 """
 
@@ -180,11 +180,6 @@ def parse_models_config(text, path="models.config"):
                             f"... }}. Received: {field['name']} in {path}")
         entries.append({**field, "name": names[0]})
     return entries, lists[0]
-
-
-def model_names(text):
-    """The model names in a models.config text, in file order."""
-    return [entry["name"] for entry in parse_models_config(text)[0]]
 
 
 def entry_text(name, base_path, model_platform="tensorflow"):

@@ -59,7 +59,7 @@ def export_saved_model(model, filepath, **options):
     whole. For TF Serving's `<base>/<name>/<version>` layout and its
     `models.config`, use `kseq.export.export_to_serving_layout`.
 
-    Example (see README "Serving with TF Serving"):
+    Example (see docs/serving.md):
         model.export("export/translator/1", beam_size=4)
     """
     parent = os.path.dirname(os.path.abspath(filepath))

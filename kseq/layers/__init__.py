@@ -6,7 +6,6 @@ from kseq.layers.position_embedding import LearnedPositionEmbedding, SinusoidalP
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
 from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
-from kseq.decoding.beam_search_decoder import BeamSearchDecoder
 from kseq.layers.bahdanau_attention import BahdanauAttention
 from kseq.layers.luong_attention import LuongAttention
 from kseq.layers.attention_decoder import AttentionDecoder

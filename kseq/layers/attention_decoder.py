@@ -12,7 +12,6 @@ import tensorflow as tf  # the time loop: tf.while_loop + TensorArray (no keras.
 
 from kseq.layers.attention_decoder_cell import AttentionDecoderCell
 from kseq.layers.checks import require_mask, require_rank
-from kseq.layers.deprecation import deprecated_alias
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -97,9 +96,6 @@ class AttentionDecoder(keras.layers.Layer):
 
     def compute_mask(self, inputs, memory=None, mask=None, **kwargs):
         return None
-
-    # Old names of the methods above, kept for users.
-    precompute_memory = deprecated_alias("precompute_memory", "project_memory")
 
     def get_config(self):
         return {**super().get_config(), **self._cell_config()}

@@ -10,7 +10,6 @@ from keras import ops
 
 from kseq.layers.bahdanau_attention import masked_softmax
 from kseq.layers.checks import require_rank
-from kseq.layers.deprecation import deprecated_alias
 from kseq.layers.gated_convolution import RESIDUAL_SCALE, GatedConvolution
 
 
@@ -96,9 +95,6 @@ class ConvDecoderBlock(keras.layers.Layer):
     def compute_output_shape(self, inputs_shape, target_embedding_shape, keys_shape,
                              values_shape=None, memory_mask_shape=None):
         return inputs_shape, (*inputs_shape[:2], keys_shape[1])
-
-    # Old names of the methods above, kept for users.
-    initial_window = deprecated_alias("initial_window", "initial_state")
 
     def get_config(self):
         return {**super().get_config(), "hidden_dim": self.hidden_dim,

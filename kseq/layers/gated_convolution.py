@@ -10,7 +10,6 @@ import keras
 from keras import ops
 
 from kseq.layers.checks import require_depth, require_rank
-from kseq.layers.deprecation import deprecated_alias
 
 
 def glu(x):
@@ -108,9 +107,6 @@ class GatedConvolution(keras.layers.Layer):
 
     def compute_output_shape(self, inputs_shape):
         return (*inputs_shape[:-1], self.units)
-
-    # Old names of the methods above, kept for users.
-    initial_window = deprecated_alias("initial_window", "initial_state")
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, "kernel_size": self.kernel_size,

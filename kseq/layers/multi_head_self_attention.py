@@ -8,7 +8,6 @@ import keras
 from keras import ops
 
 from kseq.layers.checks import check_cache_room, require_depth, require_rank
-from kseq.layers.deprecation import deprecated_alias
 
 # Large negative logit for masked keys; finite so that fully masked rows stay NaN-free.
 _MASK_LOGIT = -1e9
@@ -252,10 +251,6 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         heads = ops.tile(ops.arange(self.num_heads, dtype="int32"), [batch])
         steps = ops.full(ops.shape(rows), ops.cast(t, "int32"), dtype="int32")
         return ops.stack([rows, heads, steps], axis=1)
-
-    # Old names of the methods above, kept for users.
-    initial_cache = deprecated_alias("initial_cache", "initial_state")
-    call_step = deprecated_alias("call_step", "step")
 
     def get_config(self):
         config = super().get_config()

@@ -7,7 +7,6 @@ Shape letters: `B` batch, `T` target length, `S` source length, `E` width,
 import keras
 
 from kseq.layers.checks import require_mask, require_rank
-from kseq.layers.deprecation import deprecated_alias
 from kseq.layers.feed_forward import FeedForward
 from kseq.layers.multi_head_self_attention import MultiHeadSelfAttention
 from kseq.layers.residual import ResidualNorm, make_norm
@@ -175,10 +174,6 @@ class TransformerDecoderBlock(TransformerBlockBase):
         x = self_residual(inputs_t, self_attend)
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, None)
         return x, new_cache, None if weights is None else weights[:, :, 0]
-
-    # Old names of the methods above, kept for users.
-    precompute_memory = deprecated_alias("precompute_memory", "project_memory")
-    initial_cache = deprecated_alias("initial_cache", "initial_state")
 
     def get_config(self):
         return {**super().get_config(), "cross_attention": self.has_cross_attention}

@@ -7,7 +7,8 @@ pass) — and holds a preprocessor with `inference_inputs`, `input_signature`,
 `detokenize` and `prompt_inputs`, and `max_target_length`. This class gives it
 validated search settings, the search (with optional prompts: output tokens to
 start from, see `kseq.decoding.prompts`), a compiled search typed by the
-preprocessor, `generate()` (raw inputs in, strings out) and `evaluate_bleu()`.
+preprocessor, `generate()` (raw inputs in, strings out), `evaluate_bleu()` and
+`evaluate(pairs)` (BLEU and chrF as an `EvaluationResult`).
 """
 
 import logging
@@ -22,6 +23,7 @@ from kseq.decoding.mbr import mbr_choice
 from kseq.errors import KseqError
 from kseq.metrics.bleu_callback import BleuCallback
 from kseq.metrics.text_scores import corpus_scores
+from kseq.models.evaluation_result import EvaluationResult
 from kseq.models.task import Task
 from kseq.text.tokenizer import END_ID, START_ID
 
@@ -61,6 +63,8 @@ def _output_item(hyps, scores, cut, n_best, mbr, mbr_temperature, return_scores,
 
 class GenerativeTask(Task):
     """Base class of search-decoded tasks; see the module docstring."""
+
+    evaluate_options = ("beam_size", "mbr")
 
     def search_settings(self, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
                         max_length=None, min_length=0, coverage_penalty=0.0,
@@ -191,6 +195,13 @@ class GenerativeTask(Task):
                            truncated)
         return results
 
+    def output_strings(self, ids):
+        """The search's `ids [B, M, T]` -> `[B, M]` strings, eagerly or in a graph (an
+        export's endpoint): the one place where M outputs per input are detokenized."""
+        shape = tf.shape(ids)
+        flat = tf.reshape(ids, [shape[0] * shape[1], shape[2]])  # [B·M, T]
+        return tf.reshape(self.preprocessor.detokenize(flat), shape[:2])  # [B, M]
+
     def _search_rows(self, search, inputs, prompts):
         """One batch through the compiled search: `[(hypotheses [M], scores [M], truncated)]`
         per input. An empty input (also "   ") has no output: "" with score 0, as served."""
@@ -199,9 +210,7 @@ class GenerativeTask(Task):
             tf.constant(prompts))
         ids, scores, _ = search(model_inputs[self.preprocessor.input_signature[0].name],
                                 *prompt)
-        m = ids.shape[1]
-        flat = tf.reshape(ids, [-1, ids.shape[2]])  # [B·M, T]
-        strings = self.preprocessor.detokenize(flat).numpy().reshape(len(inputs), m)
+        strings = self.output_strings(ids).numpy()  # [B, M]
         empty = model_inputs["empty"].numpy()
         scores = np.where(empty[:, None], 0.0, scores.numpy())
         cut = model_inputs["truncated"].numpy()
@@ -251,3 +260,14 @@ class GenerativeTask(Task):
             print(f"BLEU {result['bleu']} ({result['bleu_signature']}) | "
                   f"chrF {result['chrf']} ({result['chrf_signature']})")
         return result
+
+    def evaluate_pairs(self, pairs, beam_size=4, **generate_options):
+        """`evaluate(pairs)`: sacrebleu BLEU and chrF of the outputs (`evaluate_bleu`) as an
+        `EvaluationResult`, summarised as `BLEU 42.1 chrF 65.2 (200 pairs) | <BLEU
+        signature>`; the outputs are in its `outputs`."""
+        scores = self.evaluate_bleu(pairs, beam_size=beam_size, print_signature=False,
+                                    **generate_options)
+        hypotheses = scores.pop("hypotheses")
+        scores["pairs"] = len(hypotheses)
+        return EvaluationResult(scores, [("BLEU", "bleu", ".1f"), ("chrF", "chrf", ".1f")],
+                                count="pairs", note=scores["bleu_signature"], outputs=hypotheses)

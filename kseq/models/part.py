@@ -59,3 +59,13 @@ def final_norm(part):
         return None
     return keras.layers.LayerNormalization(epsilon=1e-5, dtype=part.dtype_policy,
                                            name=f"{part.name}_norm")
+
+
+def check_room(part, role, preprocessor, length_name):
+    """`ValueError` unless `part`'s `max_length` (a position table, a cache) holds the
+    preprocessor's `length_name`; a part without one has room for anything."""
+    room = getattr(part, "max_length", None)
+    length = None if room is None else getattr(preprocessor, length_name)
+    if room is not None and length > room:
+        raise ValueError(f"The {role}'s max_length must hold the preprocessor's {length_name}. "
+                         f"Received: {role} max_length={room}, {length_name}={length}")

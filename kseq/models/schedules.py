@@ -10,7 +10,7 @@ class WarmupInverseSqrt(keras.optimizers.schedules.LearningRateSchedule):
 
     Example:
     >>> import kseq
-    >>> schedule = kseq.models.WarmupInverseSqrt(peak_learning_rate=1e-3, warmup_steps=100)
+    >>> schedule = kseq.models.schedules.WarmupInverseSqrt(peak_learning_rate=1e-3, warmup_steps=100)
     >>> [round(float(schedule(s)), 6) for s in (50, 100, 400)]
     [0.0005, 0.001, 0.0005]
     """

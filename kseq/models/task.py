@@ -15,6 +15,13 @@ decoder or a head: registered layers) and a preprocessor. The base gives it:
   `serving_spec(**options)` (a `kseq.export.ServingSpec`: its signatures,
   assets, warm-up inputs) as a TF Serving SavedModel; other formats, or a
   task without a spec, go to Keras's own `export`.
+- **Recipes, evaluation, the CLI.** `from_recipe(recipe, train_data)` (a
+  task class builds itself from a recipe with its folder's `build_<task>`,
+  registered by `register_builder`), `evaluate(pairs)` (the task's scores as
+  one `EvaluationResult`, with a one-line `summary()`), `describe(recipe)`
+  (the architecture column of `kseq presets`), and what the `kseq` command
+  may ask of it: `cli_verbs`, `evaluate_options`, `export_options`. So
+  `kseq.zoo` and `kseq.cli` hold no per-task code.
 - **The real-rows train step.** A task that defines the hooks
   `hidden_states(inputs, training)` (`[B, T, E]`, or `[B, E]` for one label
   per example) and `project(states)` (float32 logits) trains through
@@ -31,6 +38,7 @@ import inspect
 import logging
 
 import keras
+import numpy as np
 import tensorflow as tf  # eager or graph: see `inference_logits`
 
 from kseq.errors import KseqError
@@ -53,6 +61,14 @@ def _is_serialized_object(value):
     return isinstance(value, dict) and "class_name" in value and "config" in value
 
 
+def _is_pairs(x):
+    """Whether `evaluate`'s `x` is a list of `(input, reference)` pairs (not model inputs: a
+    dataset, arrays, a dict, or a list of arrays, one per model input)."""
+    return isinstance(x, list) and all(
+        isinstance(pair, (tuple, list)) and len(pair) == 2 and not isinstance(pair[0], (
+            int, float, np.number)) for pair in x)
+
+
 class Task(keras.Model):
     """Base class of task models; see the module docstring."""
 
@@ -61,6 +77,50 @@ class Task(keras.Model):
     label_pad_id = 0
     # The recipe `"task"` of this class's presets (a subclass sets it).
     preset_task = None
+    # The `kseq` commands (besides `train`) that take a model of this task.
+    cli_verbs = ()
+    # The `kseq evaluate` / `kseq export` options `evaluate(pairs, ...)` and
+    # `serving_spec(...)` take, by their keyword names (e.g. "beam_size").
+    evaluate_options = ()
+    export_options = ()
+    # The recipe's `model` key naming the architecture, and the tokenizer kind of a
+    # recipe built from an architecture name (`default_recipe`).
+    architecture_key = "encoder"
+    tokenizer_kind = "word"
+    # Set by `register_builder` (the task folder's `__init__`, since its architectures
+    # module imports the class): `build_<task>(...)` and the architecture names.
+    builder = None
+    architectures = ()
+
+    @classmethod
+    def register_builder(cls, builder, architectures):
+        """Registers the task folder's `build_<task>` function, which `from_recipe` builds
+        with, and the architecture names `kseq.zoo.<task>(name)` accepts."""
+        cls.builder = staticmethod(builder)
+        cls.architectures = tuple(architectures)
+
+    @classmethod
+    def default_recipe(cls, architecture):
+        """The recipe of a bare architecture name: no data, default training.
+
+        Example:
+        >>> import kseq
+        >>> kseq.models.SequenceTagger.default_recipe("rnn")["tokenizer"]
+        {'kind': 'char'}
+        """
+        return {"task": cls.preset_task, "model": {cls.architecture_key: architecture},
+                "tokenizer": {"kind": cls.tokenizer_kind}, "training": {}}
+
+    @classmethod
+    def describe(cls, recipe):
+        """The architecture column of `kseq presets` for a recipe of this task."""
+        model = recipe.get("model") or {}
+        return str(model.get(cls.architecture_key, "-"))
+
+    @classmethod
+    def reads_images(cls, recipe):
+        """Whether a recipe's model reads images (its data: `image path<TAB>target` lines)."""
+        return False
 
     @classmethod
     def from_preset(cls, name, load_weights=True):
@@ -147,6 +207,29 @@ class Task(keras.Model):
                                   jit_compile=False, autograph=False)
             self.__dict__["_inference_forward"] = forward
         return forward(inputs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        """The task's scores on `(input, reference)` pairs; otherwise Keras's `evaluate`.
+
+        `model.evaluate(pairs, **options)`, with `pairs` a list of `(input,
+        reference)` tuples (a translator's `(source, target)` strings, a
+        classifier's `(text, label)`, a tagger's `(words, tags)`), returns an
+        `EvaluationResult`: the scores as a mapping, `summary()` one line,
+        `to_dict()` for JSON. The options are the task's (`evaluate_pairs`).
+        Any other call (a `tf.data.Dataset`, arrays, `x` and `y`, Keras's
+        keyword arguments) is Keras's `Model.evaluate`, unchanged: the loss and
+        compiled metrics on model inputs, as `fit(validation_data=...)` uses.
+        """
+        if y is None and not args and _is_pairs(x):
+            return self.evaluate_pairs(x, **kwargs)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def evaluate_pairs(self, pairs, **options):
+        """`evaluate(pairs)` of this task: an `EvaluationResult` (a task that scores pairs
+        defines it; the base has no score to give)."""
+        raise KseqError(f"{type(self).__name__} has no score for (input, reference) pairs; "
+                        f"evaluate it on model inputs (a tf.data.Dataset). Received: "
+                        f"{len(pairs)} pairs")
 
     def export(self, filepath, format="tf_saved_model", **options):
         """Writes the task's `serving_spec(**options)` into `filepath` (a version directory)."""

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from kseq import zoo
+from kseq.models import recipes
 from kseq.atomic_files import TEMPORARY_PREFIX
 from kseq.data import bucket_batch_sizes, bucket_by_length, filter_by_length, numbers_dataset
 from kseq.data.datasets import libreoffice, libreoffice_packages
@@ -139,7 +139,7 @@ def test_two_concurrent_builders_leave_one_whole_cache_that_a_third_run_reads(
     monkeypatch.setenv("KSEQ_HOME", str(child_runs["shared"]))
     _no_learning(monkeypatch)
     with caplog.at_level(logging.WARNING, logger="kseq"):
-        assert zoo._cached_wordpiece(TEXTS, MAX_SIZE, {}).vocabulary == first
+        assert recipes._cached_wordpiece(TEXTS, MAX_SIZE, {}).vocabulary == first
     assert not caplog.records
 
 
@@ -150,7 +150,7 @@ def test_a_killed_builder_leaves_no_file_that_is_trusted(child_runs, monkeypatch
     with pytest.raises(VocabularyFileError, match="no end marker"):
         read_vocabulary_file(folder / left[0], require_marker=True)
     monkeypatch.setenv("KSEQ_HOME", str(child_runs["killed"]))
-    rebuilt = zoo._cached_wordpiece(TEXTS, MAX_SIZE, {}).vocabulary
+    rebuilt = recipes._cached_wordpiece(TEXTS, MAX_SIZE, {}).vocabulary
     assert rebuilt == child_runs["vocabularies"][0]
 
 
@@ -192,7 +192,7 @@ def test_a_damaged_cache_file_is_ignored_with_a_warning_and_rebuilt(
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(damaged)
     with caplog.at_level(logging.WARNING, logger="kseq"):
-        assert zoo._cached_wordpiece(TEXTS, MAX_SIZE, {}).vocabulary == full
+        assert recipes._cached_wordpiece(TEXTS, MAX_SIZE, {}).vocabulary == full
     [record] = caplog.records
     assert "Ignoring the cached WordPiece vocabulary" in record.getMessage()
     assert path in record.getMessage() and "\n" not in record.getMessage()
@@ -201,11 +201,11 @@ def test_a_damaged_cache_file_is_ignored_with_a_warning_and_rebuilt(
 
 def test_an_unreadable_vocabulary_argument_is_a_one_line_error_naming_the_file(tmp_path):
     with pytest.raises(KseqError, match=r"Cannot read .*Received: '.*missing\.txt'"):
-        zoo.make_tokenizer(str(tmp_path / "missing.txt"), {"kind": "word"})
+        recipes.make_tokenizer(str(tmp_path / "missing.txt"), {"kind": "word"})
     altered = tmp_path / "altered.txt"
     altered.write_bytes(vocabulary_text(RESERVED + ["a", "b"]).encode().replace(b"a\n", b"z\n"))
     with pytest.raises(KseqError, match="checksum.*altered.txt"):
-        zoo.make_tokenizer(str(altered), {"kind": "word"})
+        recipes.make_tokenizer(str(altered), {"kind": "word"})
 
 
 # --- LibreOffice builder -----------------------------------------------------------------

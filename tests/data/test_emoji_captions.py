@@ -18,7 +18,6 @@ from PIL import Image, ImageFont
 from kseq.data.sources.debian_packages import DebianPackageError, apt_lists_present
 from kseq.data.datasets.emoji_captions import (
     base_of,
-    base_subsets,
     caption_of_name,
     emoji_captions,
     emoji_languages,
@@ -66,18 +65,6 @@ def test_caption_of_name(name, caption):
 ])
 def test_base_of(sequence, base):
     assert base_of(sequence) == base
-
-
-def test_base_subsets_on_a_hand_made_split():
-    train = [THUMBS, WOMAN + ZWJ + ROCKET, RUNNER + DARK, "\U0001F436"]
-    test = [THUMBS + MEDIUM,  # a tone of a trained base
-            PERSON + DARK + ZWJ + ROCKET,  # astronaut: the woman astronaut was trained
-            RUNNER + ZWJ + FEMALE + VS16,  # woman running: a toned runner was trained
-            "\U0001F431",  # cat: nothing like it in training
-            "\U0001F44E" + MEDIUM]  # thumbs down: its base is not thumbs up
-    seen, unseen = base_subsets(train, test)
-    assert seen == test[:3]
-    assert unseen == test[3:]
 
 
 def test_repeated_by_base_weighs_each_base_alike():

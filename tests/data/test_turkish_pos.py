@@ -14,7 +14,6 @@ import pytest
 from kseq.atomic_files import file_sha256
 from kseq.data.datasets.turkish_pos import (
     WHEEL,
-    most_frequent_tag_baseline,
     parse_conllu,
     split_of,
     turkish_pos,
@@ -176,54 +175,12 @@ def test_parse_conllu_handles_blank_line_runs_and_a_missing_final_newline():
     assert parse_conllu(text) == [(["a"], ["DET"]), (["b", "c"], ["X", "X"])]
 
 
-# --- the baseline ------------------------------------------------------------------------
-
-BASELINE_SPLITS = {
-    # a: X 2, Y 1 -> X; b: Y 2 -> Y; c -> NOUN; t: X 1, Y 1, a tie -> Y (Y is more frequent
-    # overall: Y 4, X 3, NOUN 1); the unseen default is Y.
-    "train": [(["a", "b", "a"], ["X", "Y", "X"]), (["b", "c"], ["Y", "NOUN"]),
-              (["a"], ["Y"]), (["t", "t"], ["X", "Y"])],
-    "valid": [(["d"], ["NOUN"])],
-    # a -> X right, b -> Y wrong, t -> Y right; d, e unseen -> Y: right, wrong;
-    # "A" is not "a" (case-sensitive): unseen -> Y, wrong.
-    "test": [(["a", "b", "d"], ["X", "NOUN", "Y"]), (["e", "t", "A"], ["NOUN", "Y", "X"])],
-}
-
-
-def test_most_frequent_tag_baseline_on_a_hand_computed_example():
-    result = most_frequent_tag_baseline(BASELINE_SPLITS)
-    assert result == {"accuracy": 3 / 6, "seen_accuracy": 2 / 3, "unseen_accuracy": 1 / 3,
-                      "unseen_share": 3 / 6, "tokens": 6, "unseen_tokens": 3,
-                      "default_tag": "Y"}
-    with_valid = most_frequent_tag_baseline(BASELINE_SPLITS, fit_on=("train", "valid"))
-    # d is now seen as NOUN (wrong for the test's Y): 2 right of 6.
-    assert with_valid["unseen_tokens"] == 2 and with_valid["accuracy"] == 2 / 6
-    only_seen = most_frequent_tag_baseline(BASELINE_SPLITS, evaluate_on="valid", fit_on="test")
-    assert only_seen["unseen_accuracy"] is None and only_seen["seen_accuracy"] == 0.0  # d -> Y
-
-
-@pytest.mark.parametrize("splits, kwargs, message", [
-    ([("a", "X")], {}, "must be a dict"),
-    ({"train": [(["a"], ["X"])]}, {}, r"`evaluate_on` must be one of \('train',\)"),
-    (BASELINE_SPLITS, {"fit_on": ("train", "test")}, "must not hold the split"),
-    (BASELINE_SPLITS, {"fit_on": ("training",)}, "`fit_on` must be one of"),
-    ({"train": [(["a", "b"], ["X"])], "test": [(["a"], ["X"])]}, {}, "two equal-length"),
-    ({"train": [("ab", "XY")], "test": [(["a"], ["X"])]}, {}, "two equal-length"),
-    ({"train": [(["a"], [1])], "test": [(["a"], ["X"])]}, {}, "lists of str"),
-    ({"train": "ab", "test": [(["a"], ["X"])]}, {}, "must be a list of"),
-    ({"train": [], "test": [(["a"], ["X"])]}, {}, "hold no tokens"),
-    ({"train": [(["a"], ["X"])], "test": []}, {}, "holds no tokens"),
-])
-def test_baseline_refuses_bad_splits(splits, kwargs, message):
-    with pytest.raises(KseqError, match=message):
-        most_frequent_tag_baseline(splits, **kwargs)
-
-
 # --- the real treebank ---------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_real_treebank_counts_and_baseline():
-    """The real wheel (1.2 MB, fetched once per `$KSEQ_HOME`): sizes and the baseline."""
+def test_real_treebank_counts():
+    """The real wheel (1.2 MB, fetched once per `$KSEQ_HOME`): sizes and tags (the baseline's
+    figures on it: tests/benchmarks/test_experiment_helpers.py)."""
     try:
         splits = turkish_pos()
     except KseqError as error:
@@ -235,12 +192,3 @@ def test_real_treebank_counts_and_baseline():
     assert all(len(t) == len(g) for pairs in splits.values() for t, g in pairs)
     tags = {tag for pairs in splits.values() for _, g in pairs for tag in g}
     assert tags == set(turkish_pos_module.TAGS)
-    result = most_frequent_tag_baseline(splits)
-    assert result["default_tag"] == "NOUN" and result["unseen_tokens"] == 1725
-    assert round(100 * result["accuracy"], 1) == 89.4
-    assert round(100 * result["unseen_share"], 1) == 21.5
-    assert round(100 * result["seen_accuracy"], 1) == 93.1
-    assert round(100 * result["unseen_accuracy"], 1) == 75.6
-    with_valid = most_frequent_tag_baseline(splits, fit_on=("train", "valid"))
-    assert round(100 * with_valid["unseen_share"], 1) == 20.7
-    assert round(100 * with_valid["accuracy"], 1) == 89.7

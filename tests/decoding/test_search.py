@@ -283,8 +283,8 @@ def test_bad_top_p():
 
 
 def test_beam_search_decoder_layer():
-    layer = kseq.layers.BeamSearchDecoder(beam_size=2, max_length=4, end_id=EOS, length_penalty=None)
-    assert kseq.layers.BeamSearchDecoder.from_config(layer.get_config()).get_config() == layer.get_config()
+    layer = kseq.decoding.BeamSearchDecoder(beam_size=2, max_length=4, end_id=EOS, length_penalty=None)
+    assert kseq.decoding.BeamSearchDecoder.from_config(layer.get_config()).get_config() == layer.get_config()
     ids, scores, _ = layer(tf.zeros([1], tf.int32), memory={}, state=NOTES.initial_state(1),
                            step=NOTES.step)
     assert ids.numpy()[0, 0].tolist() == [A, C, B, EOS]

@@ -81,7 +81,7 @@ def test_metadata_assets_and_warmup(exported):
 
 
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))), "README.md")
+    __file__)))), "docs", "serving.md")  # the manual's serving page
 MARKERS = ("<!-- captioner-serving-example:start -->", "<!-- captioner-serving-example:end -->")
 
 
@@ -114,7 +114,7 @@ def test_readme_rest_example_comes_from_this_export(exported):
     with open(README, encoding="utf-8") as handle:
         text = handle.read()
     found = re.search(re.escape(MARKERS[0]) + r"\n(.*?)\n" + re.escape(MARKERS[1]), text, re.S)
-    assert found, "README lacks the captioner-serving-example markers"
+    assert found, "docs/serving.md lacks the captioner-serving-example markers"
     if os.environ.get("KSEQ_UPDATE_README") == "1":
         with open(README, "w", encoding="utf-8") as handle:
             handle.write(text[: found.start(1)] + block + text[found.end(1):])

@@ -1,6 +1,6 @@
-"""Keeps the README's TF Serving request/response in sync with a real exported model.
+"""Keeps the manual's TF Serving request/response in sync with a real exported model.
 
-The README block between the `serving-example` markers must equal what this
+The `docs/serving.md` block between the `serving-example` markers must equal what this
 test renders from the overfit tiny translator's SavedModel. To refresh it:
 `KSEQ_UPDATE_README=1 make test` (then review the diff).
 """
@@ -15,7 +15,7 @@ import tensorflow as tf
 from translator_fixtures import PAIRS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-README = os.path.join(ROOT, "README.md")
+README = os.path.join(ROOT, "docs", "serving.md")  # the manual's serving page
 MARKERS = ("<!-- serving-example:start -->", "<!-- serving-example:end -->")
 
 
@@ -51,7 +51,7 @@ def test_readme_serving_example_matches_real_model(overfit_translator, tmp_path)
         text = handle.read()
     pattern = re.escape(MARKERS[0]) + r"\n(.*?)\n" + re.escape(MARKERS[1])
     found = re.search(pattern, text, flags=re.S)
-    assert found, "README lacks the serving-example markers"
+    assert found, "docs/serving.md lacks the serving-example markers"
     if os.environ.get("KSEQ_UPDATE_README") == "1":
         text = text[: found.start(1)] + block + text[found.end(1):]
         with open(README, "w", encoding="utf-8") as handle:

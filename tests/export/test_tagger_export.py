@@ -8,8 +8,8 @@ from testing import run_export_test
 pytestmark = pytest.mark.slow  # an overfit, an export and a child process: ~25 s
 
 
-def test_both_signatures_return_what_tag_returns(tmp_path):
-    model = overfit("rnn")
+def test_both_signatures_return_what_tag_returns(shared_models, tmp_path):
+    model = shared_models.get("tagger-rnn", lambda: overfit("rnn"))  # the tagger tests' model
     path = str(tmp_path / "tagger" / "1")
     model.export(path)
     sentences = [s for s, _ in UNSEEN[:5]] + ["", "  bo   kar "]

@@ -1,6 +1,6 @@
 import numpy as np
 
-from kseq.models.translator.attention_plot import attention_matrix, monotone_alignment_mass
+from kseq.models.translator.attention_plot import attention_matrix
 from translator_fixtures import PAIRS
 
 
@@ -14,8 +14,3 @@ def test_plot_attention_writes_png_and_rows_are_distributions(overfit_translator
     np.testing.assert_allclose(matrix.sum(-1), 1.0, atol=1e-5)
     assert "".join(target).replace("</s>", "")
 
-
-def test_monotone_alignment_mass():
-    assert monotone_alignment_mass(np.eye(4)) == 1.0
-    anti = np.eye(5)[::-1]
-    assert monotone_alignment_mass(anti) < 0.5

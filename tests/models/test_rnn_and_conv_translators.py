@@ -13,26 +13,32 @@ RECIPE = {"training": {"peak_learning_rate": 0.01, "warmup_steps": 30}}
 
 def rnn_translator(arch, cell):
     if arch == "conv":
-        return kseq.zoo.translator("conv", train_pairs=PAIRS, embedding_dim=16, hidden_dim=32,
+        return kseq.zoo.translator("conv", train_data=PAIRS, embedding_dim=16, hidden_dim=32,
                                    num_encoder_layers=2, num_decoder_layers=2, kernel_size=3,
                                    dropout=0.0, max_source_length=32, max_target_length=32,
                                    recipe=RECIPE)
     # Two stacked layers where it changes the most: encoder and decoder of `rnn`, LSTM encoder.
     layers = 2 if (arch, cell) in (("rnn", "gru"), ("attention", "lstm")) else 1
-    return kseq.zoo.translator(arch, train_pairs=PAIRS, cell=cell, units=32, embedding_dim=16,
+    return kseq.zoo.translator(arch, train_data=PAIRS, cell=cell, units=32, embedding_dim=16,
                                dropout=0.0, max_source_length=32, max_target_length=32,
                                num_layers=layers, recipe=RECIPE)
 
 
-@pytest.fixture(scope="module", params=ARCHS, ids=["-".join(a) for a in ARCHS])
-def overfit_rnn(request):
+def overfit(arch, cell, steps=400):
     keras.utils.set_random_seed(0)
-    model = rnn_translator(*request.param)
+    model = rnn_translator(arch, cell)
     pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
                                              32, 32)
     data = pre.training_dataset(PAIRS, [32], batch_size=20, shuffle=False).cache()
-    model.fit(data.repeat(400), epochs=1, verbose=0)
+    model.fit(data.repeat(steps), epochs=1, verbose=0)
     return model
+
+
+@pytest.fixture(scope="module", params=ARCHS, ids=["-".join(a) for a in ARCHS])
+def overfit_rnn(request, shared_models):
+    # Trained once per run: the export test below asks for the same models again.
+    arch, cell = request.param
+    return shared_models.get(f"translator-{arch}-{cell}", lambda: overfit(arch, cell))
 
 
 @pytest.mark.slow
@@ -71,8 +77,8 @@ def test_keras_round_trip_and_export_parity_in_fresh_process(overfit_rnn, tmp_pa
 
 def test_unknown_arch_and_coverage_reads_attention():
     with pytest.raises(ValueError, match="arch"):
-        kseq.models.RnnTranslator(kseq.text.WordTokenizer.build_vocabulary(["a"]),
-                                  kseq.text.WordTokenizer.build_vocabulary(["a"]), arch="cnn")
+        kseq.models.build_translator("cnn", kseq.text.WordTokenizer.build_vocabulary(["a"]),
+                                     kseq.text.WordTokenizer.build_vocabulary(["a"]))
     model = rnn_translator("attention", "gru")
     ids = model.source_ids_for(["one", "two hundred"])
     memory = model.encode(ids)
@@ -86,10 +92,10 @@ def test_unknown_arch_and_coverage_reads_attention():
 def test_a_recurrent_translator_can_share_one_embedding_table_for_both_sides(tmp_path):
     options = dict(units=16, embedding_dim=8, dropout=0.0, max_source_length=32,
                    max_target_length=32, recipe=RECIPE)
-    shared = kseq.zoo.translator("attention", share_embeddings="all", train_pairs=PAIRS,
+    shared = kseq.zoo.translator("attention", share_embeddings="all", train_data=PAIRS,
                                  **options)
     joint = shared.source_tokenizer  # one vocabulary for both sides
-    own = kseq.zoo.translator("attention", source_vocab=joint, target_vocab=joint, **options)
+    own = kseq.zoo.translator("attention", vocab=(joint, joint), **options)
     vocabulary = joint.vocabulary_size
     assert shared.decoder.token_embedding is shared.encoder.token_embedding
     assert own.count_params() - shared.count_params() == vocabulary * 8  # one table fewer
@@ -98,4 +104,4 @@ def test_a_recurrent_translator_can_share_one_embedding_table_for_both_sides(tmp
     assert loaded.decoder.token_embedding is loaded.encoder.token_embedding
     assert loaded.translate(["one"], beam_size=2) == shared.translate(["one"], beam_size=2)
     with pytest.raises(ValueError, match="one of \\('none', 'all'\\)"):
-        kseq.zoo.translator("rnn", share_embeddings="decoder", train_pairs=PAIRS, **options)
+        kseq.zoo.translator("rnn", share_embeddings="decoder", train_data=PAIRS, **options)

@@ -125,10 +125,10 @@ def test_class_weights_weigh_the_loss_per_class():
     expected = (np.log(2) + 3 * -np.log(0.2)) / 4  # weighted mean; the -1 row is padding
     assert abs(float(loss(labels, logits)) - expected) < 1e-5
     imbalanced = EXAMPLES + [(text, label) for text, label in EXAMPLES if label == "positive"] * 3
-    model = kseq.zoo.classifier("rnn", train_pairs=imbalanced, hidden_dim=8,
+    model = kseq.zoo.classifier("rnn", train_data=imbalanced, hidden_dim=8,
                                 recipe={"training": {"class_weight": "balanced"}})
     weights = dict(zip(model.label_names, model.loss.class_weights))
     assert weights["positive"] < weights["negative"] == weights["neutral"]
     with pytest.raises(kseq.errors.KseqError, match="sarcastic"):
-        kseq.zoo.classifier("rnn", train_pairs=EXAMPLES, hidden_dim=8,
+        kseq.zoo.classifier("rnn", train_data=EXAMPLES, hidden_dim=8,
                             recipe={"training": {"class_weight": {"sarcastic": 2.0}}})

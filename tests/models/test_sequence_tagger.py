@@ -11,8 +11,8 @@ pytestmark = pytest.mark.slow  # one overfit per encoder: ~15 s each
 
 
 @pytest.fixture(scope="module")
-def trained():
-    return overfit("rnn")
+def trained(shared_models):
+    return shared_models.get("tagger-rnn", lambda: overfit("rnn"))
 
 
 def test_rnn_tagger_passes_the_task_test(trained):

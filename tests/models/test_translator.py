@@ -65,8 +65,8 @@ def test_buckets_longer_than_one_side_pad_each_side_to_its_own_length(arch):
 def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
     vocab_file = tmp_path / "vocab.txt"
     vocab_file.write_text("\n".join(overfit_translator.target_tokenizer.vocabulary), encoding="utf-8")
-    model = kseq.zoo.translator("transformer", source_vocab=overfit_translator.source_tokenizer,
-                                target_vocab=str(vocab_file), num_layers=1, num_heads=2,
+    model = kseq.zoo.translator("transformer", vocab=(overfit_translator.source_tokenizer,
+                                                    str(vocab_file)), num_layers=1, num_heads=2,
                                 hidden_dim=32, intermediate_dim=64, dropout=0.0,
                                 max_source_length=32, max_target_length=32)
     model.set_weights(overfit_translator.get_weights())

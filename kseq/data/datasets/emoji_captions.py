@@ -35,14 +35,11 @@ copied into the cache as `COPYRIGHT.debian`); the `emoji` package is under
 the New BSD licence. Rendered images may be redistributed under those terms.
 
 Example:
->>> from kseq.data.datasets.emoji_captions import base_of, base_subsets, caption_of_name
+>>> from kseq.data.datasets.emoji_captions import base_of, caption_of_name
 >>> caption_of_name(":woman_astronaut_medium_skin_tone:")
 'woman astronaut medium skin tone'
 >>> base_of("\U0001F469\U0001F3FD\u200d\U0001F680") == "\U0001F9D1\u200d\U0001F680"
 True
->>> seen, unseen = base_subsets(train=["👍", "🐶"], test=["👍🏽", "🐱"])
->>> seen, unseen
-(['👍🏽'], ['🐱'])
 """
 
 import collections
@@ -126,25 +123,19 @@ def base_of(sequence):
     return ZWJ.join("".join(NEUTRAL_PEOPLE.get(c, c) for c in part) for part in parts)
 
 
-def base_subsets(train, test):
-    """`(seen, unseen)`: the `test` emoji whose base some `train` emoji has, and the rest."""
-    trained = {base_of(sequence) for sequence in train}
-    seen = [sequence for sequence in test if base_of(sequence) in trained]
-    unseen = [sequence for sequence in test if base_of(sequence) not in trained]
-    return seen, unseen
-
-
 def emoji_splits(sequences, seed=0):
     """`{"train", "valid", "test", "test_seen_base", "test_unseen_base"}` -> sequences.
 
     Each sequence goes to one of train / valid / test by `split_of(sequence,
-    seed)`; the two subsets partition test (`base_subsets`). Order is kept.
+    seed)`; the two subsets partition test: `test_seen_base` holds the test emoji whose
+    base (`base_of`) some training emoji has. Order is kept.
     """
     splits = {name: [] for name in SPLITS}
     for sequence in sequences:
         splits[split_of(sequence, seed)].append(sequence)
-    splits["test_seen_base"], splits["test_unseen_base"] = base_subsets(
-        splits["train"], splits["test"])
+    trained = {base_of(sequence) for sequence in splits["train"]}
+    splits["test_seen_base"] = [s for s in splits["test"] if base_of(s) in trained]
+    splits["test_unseen_base"] = [s for s in splits["test"] if base_of(s) not in trained]
     return splits
 
 

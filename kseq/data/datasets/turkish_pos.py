@@ -27,26 +27,19 @@ within each file, sentence `i` (from 0) is valid if `i % 10 == 8`, test if
 3,881 / valid 485 / test 485 sentences (64,707 / 8,638 / 8,025 tokens).
 
 Example:
->>> from kseq.data.datasets.turkish_pos import parse_conllu, most_frequent_tag_baseline
+>>> from kseq.data.datasets.turkish_pos import parse_conllu
 >>> range_line = "1-2\\tEvmi" + "\\t_" * 8 + "\\n"
 >>> text = "# text = Ev mi?\\n" + range_line + \\
 ...        "1\\tEv\\tev\\tNOUN\\tNN\\t_\\t0\\troot\\t_\\t_\\n" + \\
 ...        "2\\tmi\\tmi\\tPRT\\tRPQ\\t_\\t1\\tprt\\t_\\t_\\n"
 >>> parse_conllu(text)
 [(['Ev', 'mi'], ['NOUN', 'PRT'])]
->>> splits = {"train": [(["ev", "mi"], ["NOUN", "PRT"])], "valid": [],
-...           "test": [(["ev", "ne"], ["NOUN", "PRON"])]}
->>> result = most_frequent_tag_baseline(splits)
->>> result["accuracy"], result["seen_accuracy"], result["unseen_share"]
-(0.5, 1.0, 0.5)
 """
 
-import collections
 import io
 import os
 import sys
 import zipfile
-from collections.abc import Mapping
 
 from kseq.arguments import check_choice
 from kseq.data.sources.kseq_home import kseq_home
@@ -181,79 +174,3 @@ def _parse_sentence(lines, source):
         raise KseqError(f"{source} has a sentence without word lines. "
                         f"Received: line {lines[0][0]}")
     return tokens, tags
-
-
-def most_frequent_tag_baseline(splits, fit_on=("train",), evaluate_on="test"):
-    """Token accuracy of tagging each token with its most frequent training tag.
-
-    Counts come from the splits in `fit_on`. A token seen there gets its most
-    frequent tag (a tie goes to the tag more frequent overall, then the first
-    by name); an unseen one gets the most frequent tag overall. Tokens are
-    compared exactly (case-sensitive).
-
-    Args:
-        splits: a dict of split name -> list of `(tokens, tags)` pairs.
-        fit_on: split names to count tags in (never `evaluate_on`).
-        evaluate_on: the split name to score.
-
-    Returns a dict: `accuracy`, `seen_accuracy`, `unseen_accuracy` (None
-    without unseen tokens; likewise `seen_accuracy`), `unseen_share`, `tokens`,
-    `unseen_tokens`, `default_tag`.
-    """
-    fit_on = [fit_on] if isinstance(fit_on, str) else list(fit_on)
-    if not isinstance(splits, Mapping):
-        raise KseqError(f"`splits` must be a dict of split name -> (tokens, tags) pairs. "
-                        f"Received: splits={type(splits).__name__}")
-    for name in fit_on + [evaluate_on]:
-        check_choice("fit_on" if name != evaluate_on else "evaluate_on", name, tuple(splits))
-    if evaluate_on in fit_on:
-        raise KseqError(f"`fit_on` must not hold the split it is scored on. "
-                        f"Received: fit_on={fit_on}, evaluate_on={evaluate_on!r}")
-    counts = collections.defaultdict(collections.Counter)
-    overall = collections.Counter()
-    for name in fit_on:
-        for tokens, tags in _checked_pairs(splits[name], name):
-            for token, tag in zip(tokens, tags):
-                counts[token][tag] += 1
-                overall[tag] += 1
-    if not overall:
-        raise KseqError(f"The `fit_on` splits hold no tokens. Received: fit_on={fit_on}")
-    default = _most_frequent(overall, overall)
-    best = {token: _most_frequent(tag_counts, overall) for token, tag_counts in counts.items()}
-    right = collections.Counter()  # "seen" / "unseen" -> correct tokens
-    total = collections.Counter()
-    for tokens, tags in _checked_pairs(splits[evaluate_on], evaluate_on):
-        for token, tag in zip(tokens, tags):
-            kind = "seen" if token in best else "unseen"
-            total[kind] += 1
-            right[kind] += best.get(token, default) == tag
-    tokens = total["seen"] + total["unseen"]
-    if not tokens:
-        raise KseqError(f"The `evaluate_on` split holds no tokens. "
-                        f"Received: evaluate_on={evaluate_on!r}")
-    share = {kind: right[kind] / total[kind] if total[kind] else None for kind in total}
-    return {"accuracy": (right["seen"] + right["unseen"]) / tokens,
-            "seen_accuracy": share.get("seen"), "unseen_accuracy": share.get("unseen"),
-            "unseen_share": total["unseen"] / tokens, "tokens": tokens,
-            "unseen_tokens": total["unseen"], "default_tag": default}
-
-
-def _most_frequent(tag_counts, overall):
-    return min(tag_counts, key=lambda tag: (-tag_counts[tag], -overall[tag], tag))
-
-
-def _checked_pairs(pairs, name):
-    """`pairs` after checking each is `(tokens, tags)`: equal-length lists of str."""
-    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
-        raise KseqError(f"splits[{name!r}] must be a list of (tokens, tags) pairs. "
-                        f"Received: {type(pairs).__name__}")
-    checked = []
-    for index, pair in enumerate(pairs):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2
-                and all(isinstance(part, (list, tuple)) for part in pair)
-                and len(pair[0]) == len(pair[1])
-                and all(isinstance(item, str) for part in pair for item in part)):
-            raise KseqError(f"splits[{name!r}][{index}] must be (tokens, tags): two "
-                            f"equal-length lists of str. Received: {pair!r:.120}")
-        checked.append(pair)
-    return checked

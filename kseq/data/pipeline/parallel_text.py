@@ -1,4 +1,4 @@
-"""Reading parallel text (TSV, or two aligned files) into pairs and `tf.data`."""
+"""Reading parallel text (TSV) into pairs and `tf.data`."""
 
 import logging
 
@@ -60,30 +60,6 @@ def read_tsv(path, strict=False):
                 continue
             pairs.append((fields[0].strip(), fields[1].strip()))
     _report(path, skipped)
-    return pairs, skipped
-
-
-def read_aligned_files(source_path, target_path, strict=False):
-    """Reads two files line by line as aligned pairs; same skip rules as `read_tsv`."""
-    with _open(source_path) as source, _open(target_path) as target:
-        source_lines, target_lines = source.read().splitlines(), target.read().splitlines()
-    if len(source_lines) != len(target_lines):
-        raise ParallelTextError(
-            f"{source_path} and {target_path} must have the same number of lines. "
-            f"Received: {len(source_lines)} and {len(target_lines)}")
-    pairs, skipped = [], {"empty": 0, "ragged": 0, "not_utf8": 0}
-    for number, (raw_source, raw_target) in enumerate(zip(source_lines, target_lines), start=1):
-        source_text = _decode(raw_source, source_path, number, strict)
-        target_text = _decode(raw_target, target_path, number, strict)
-        if source_text is None or target_text is None:
-            skipped["not_utf8"] += 1
-        elif not source_text.strip() or not target_text.strip():
-            if strict:
-                raise ParallelTextError(f"{source_path}:{number}: empty source or target")
-            skipped["empty"] += 1
-        else:
-            pairs.append((source_text.strip(), target_text.strip()))
-    _report(source_path, skipped)
     return pairs, skipped
 
 

@@ -1,42 +1,46 @@
-"""Captioners from flat hyper-parameters: an image backbone x a decoder.
+"""Captioners from flat hyper-parameters: an image encoder x a decoder, from the part catalog.
 
 `build_captioner(target_tokenizer, encoder=..., decoder=..., **options)` maps a
-recipe's `model` section onto an `ImageEncoder` (over a backbone), a decoder
-and a `CaptionerPreprocessor`.
+recipe's `model` section onto an image encoder and a decoder (each built by
+its `kseq.models.part_catalog` factory from the options it takes) and a
+`CaptionerPreprocessor`.
 
-- encoders (backbones): those of `kseq.models.encoders.image_encoder_architectures`
-  (`"small_cnn"`, `"efficientnet_lite0"`, `keras.applications` names);
+- encoders: the catalog's image encoders (`"small_cnn"`, `"efficientnet_lite0"`,
+  `keras.applications` names; see `kseq.models.encoders.image_encoder_architectures`);
 - decoders: `"transformer"` (cross-attention over the grid) or `"attention"`
   (GRU/LSTM with Bahdanau or Luong attention, started from the mean feature).
+
+`hidden_dim` is the memory width and the decoder's (an RNN decoder's `units`
+and `embedding_dim` unless given).
 """
 
-from kseq.arguments import check_choice
 from kseq.data.pipeline.image_decoding import DEFAULT_MAX_PIXELS
-from kseq.models.captioner import Captioner
-from kseq.models.decoders import RnnDecoder, TransformerDecoder
-from kseq.models.encoders.image_encoder_architectures import (IMAGE_ENCODERS, build_image_encoder,
-                                                     image_size_pair)
+from kseq.models.captioner.captioner import Captioner
 from kseq.models.captioner.captioner_preprocessor import CaptionerPreprocessor
+from kseq.models.encoders.image_encoder_architectures import image_size_pair
+from kseq.models.part_catalog import decoder_entry, encoder_entry, encoder_names, split_options
 
-ENCODERS = IMAGE_ENCODERS
+ENCODERS = encoder_names("image")
 DECODERS = ("transformer", "attention")
+# Where the captioner's defaults differ from the catalog's (a fixed feed-forward width).
+DEFAULTS = {"intermediate_dim": 512}
 
 
-def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer",
-                    image_size=64, hidden_dim=128, num_layers=2, num_heads=4,
-                    intermediate_dim=512, dropout=0.1, max_target_length=24,
-                    filters=(32, 64, 128), trainable_backbone=True, backbone_weights="imagenet",
-                    cell="gru", attention="bahdanau", embedding_dim=None,
-                    max_pixels=DEFAULT_MAX_PIXELS,
-                    augmentation=0.0, dtype=None, name="captioner"):
+def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer", image_size=64,
+                    max_target_length=24, max_pixels=DEFAULT_MAX_PIXELS, dtype=None,
+                    name="captioner", **options):
     """A `Captioner` from flat options (see the module docstring).
 
-    `hidden_dim` is the memory width and the Transformer decoder's width (the
-    RNN decoder's `units`); `embedding_dim` (default `hidden_dim`) is the RNN
-    decoder's token embedding. `backbone_weights` is read by EfficientNet-Lite0
-    ("imagenet" or None) and `keras.applications` backbones (None or a file).
-    `augmentation` (0 = off) shifts and re-contrasts training images
-    (`ImageEncoder`).
+    Args:
+        target_tokenizer: the caption tokenizer.
+        encoder, decoder: catalog names (see the module docstring).
+        image_size: `64` or `[H, W]`, the encoder's and the preprocessor's.
+        max_target_length: the longest caption in tokens (with `<s>`/`</s>`).
+        max_pixels: larger images are refused before decoding.
+        **options: the parts' options (`hidden_dim`, `dropout`, `filters`,
+            `trainable_backbone`, `backbone_weights`, `augmentation`,
+            `num_layers`, `num_heads`, `cell`, `attention`, ...); one that no
+            part takes raises `TypeError`.
 
     Example:
     >>> import kseq
@@ -46,20 +50,13 @@ def build_captioner(target_tokenizer, encoder="small_cnn", decoder="transformer"
     >>> type(model.decoder).__name__, model.encoder.positions
     ('RnnDecoder', 64)
     """
-    check_choice("encoder", encoder, ENCODERS)
-    check_choice("decoder", decoder, DECODERS)
+    parts = encoder_entry(encoder, ENCODERS), decoder_entry(decoder, DECODERS)
     size = image_size_pair(image_size)
-    image_encoder = build_image_encoder(encoder, size, hidden_dim, dropout, filters,
-                                        trainable_backbone, backbone_weights, augmentation, dtype)
-    vocabulary = target_tokenizer.vocabulary_size
-    if decoder == "transformer":
-        text_decoder = TransformerDecoder(
-            vocabulary, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
-            intermediate_dim=intermediate_dim, dropout=dropout, max_length=max_target_length,
-            dtype=dtype, name="decoder")
-    else:
-        text_decoder = RnnDecoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
-                                  units=hidden_dim, cell=cell, attention=attention,
-                                  dropout=dropout, dtype=dtype, name="decoder")
+    encoder_options, decoder_options = split_options(
+        options, parts, fixed=[{"image_size": size}, {"max_length": max_target_length}],
+        defaults=DEFAULTS)
+    image_encoder = parts[0].build(None, dtype=dtype, **encoder_options)
+    text_decoder = parts[1].build(target_tokenizer.vocabulary_size, dtype=dtype,
+                                  **decoder_options)
     preprocessor = CaptionerPreprocessor(target_tokenizer, size, max_target_length, max_pixels)
     return Captioner(image_encoder, text_decoder, preprocessor, dtype=dtype, name=name)

@@ -10,7 +10,8 @@ import tensorflow as tf  # tf.data for the cached features
 
 from kseq.text.language_tags import language_tag, languages_in
 from kseq.errors import KseqError
-from kseq.models.generative_task import GenerativeTask
+from kseq.models.encoder_decoder_task import EncoderDecoderTask
+from kseq.models.recipes import build_data, make_tokenizer
 
 
 # A logit no search picks (finite, so log-softmax stays finite).
@@ -27,7 +28,7 @@ def _without_tag(outputs, tag):
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class Captioner(GenerativeTask):
+class Captioner(EncoderDecoderTask):
     """Image to text: `{"images" [B, H, W, 3] uint8, "decoder_ids" [B, T]} -> logits [B, T, V]`.
 
     The image encoder's memory is the same dict a text encoder gives, so every
@@ -58,49 +59,25 @@ class Captioner(GenerativeTask):
     """
 
     preset_task = "captioner"
+    source_name = "images"
+
+    @classmethod
+    def source_input(cls, preprocessor):
+        return keras.Input(shape=(*preprocessor.image_size, 3), dtype="uint8",
+                           name=cls.source_name)
 
     def __init__(self, encoder, decoder, preprocessor, **kwargs):
         if list(encoder.image_size) != list(preprocessor.image_size):
             raise ValueError("The encoder and the preprocessor must agree on the image size. "
                              f"Received: encoder image_size={list(encoder.image_size)}, "
                              f"preprocessor image_size={list(preprocessor.image_size)}")
-        decoder_room = getattr(decoder, "max_length", None)
-        if decoder_room is not None and preprocessor.max_target_length > decoder_room:
-            raise ValueError("The decoder's max_length must hold the preprocessor's "
-                             f"max_target_length. Received: max_length={decoder_room}, "
-                             f"max_target_length={preprocessor.max_target_length}")
-        # === Functional graph (through the parts' sublayers: see kseq.models.task) ===
-        images = keras.Input(shape=(*preprocessor.image_size, 3), dtype="uint8", name="images")
-        decoder_ids = keras.Input(shape=(None,), dtype="int32", name="decoder_ids")
-        memory = encoder.call(images)
-        logits = decoder.project(decoder.hidden_states(decoder_ids, memory))
-        super().__init__(inputs={"images": images, "decoder_ids": decoder_ids},
-                         outputs=logits, **kwargs)
-        # === Config ===
-        self.encoder = encoder
-        self.decoder = decoder
-        self.preprocessor = preprocessor
-
-    @property
-    def target_tokenizer(self):
-        return self.preprocessor.target_tokenizer
-
-    @property
-    def max_target_length(self):
-        return self.preprocessor.max_target_length
+        super().__init__(encoder, decoder, preprocessor, **kwargs)
 
     @property
     def image_size(self):
         return self.preprocessor.image_size
 
-    # === Step protocol ===
-
-    def encode(self, images):
-        """`[B, H, W, 3]` uint8 pixels -> the decoder's prepared memory."""
-        return self.decoder.prepare(self.encoder.call(images, training=False))
-
-    def initial_state(self, memory):
-        return self.decoder.initial_state(memory)
+    # === Step protocol (encode, initial_state: see EncoderDecoderTask) ===
 
     def step(self, token_ids, state, memory, t):
         """One decoding step: `[N]` ids at position `t` -> `(logits [N, V] float32, state)`.
@@ -108,7 +85,7 @@ class Captioner(GenerativeTask):
         A multilingual captioner's language tags are ruled out after the first
         token (a tag only ever starts a caption), so no search emits one mid-caption.
         """
-        logits, state = self.decoder.step(token_ids, state, memory, t)
+        logits, state = super().step(token_ids, state, memory, t)
         tags = self._tag_mask()
         if tags is not None:
             banned = keras.ops.logical_and(keras.ops.greater(t, 0), tags)  # [V]
@@ -125,14 +102,12 @@ class Captioner(GenerativeTask):
 
     # === Training hooks (see kseq.models.task) ===
 
-    def _memory(self, inputs, training):
-        if "features" in inputs:  # a frozen backbone's grid, computed once
+    def encoder_memory(self, inputs, training=None):
+        """The memory of `inputs["images"]` (augmented in training), or of
+        `inputs["features"]`: a frozen backbone's grid, computed once (`cached_features`)."""
+        if "features" in inputs:
             return self.encoder.memory_from_features(inputs["features"], training=training)
-        return self.encoder.call(inputs["images"], training=training)  # augments in training
-
-    def hidden_states(self, inputs, training=None):
-        memory = self._memory(inputs, training)
-        return self.decoder.hidden_states(inputs["decoder_ids"], memory, training=training)
+        return super().encoder_memory(inputs, training)
 
     def cached_features(self, examples):
         """Training examples with the frozen backbone's grid in place of the pixels.
@@ -162,9 +137,6 @@ class Captioner(GenerativeTask):
     def training_examples(self, examples):
         """What `kseq train` trains on: `cached_features(examples)`."""
         return self.cached_features(examples)
-
-    def project(self, states):
-        return self.decoder.project(states)
 
     # === Images in, text out ===
 
@@ -234,3 +206,47 @@ class Captioner(GenerativeTask):
         from kseq.models.captioner.image_attention_plot import plot_image_attention
 
         return plot_image_attention(self, image, path)
+
+    # === Recipes and the command line (see kseq.models.task) ===
+
+    cli_verbs = ("caption", "evaluate", "export")
+    export_options = ("beam_size", "n_best", "xla")
+
+    @classmethod
+    def describe(cls, recipe):
+        """`"<image encoder>+<decoder>"`, e.g. `"small_cnn+transformer"`."""
+        model = recipe.get("model") or {}
+        return f"{model.get('encoder', 'small_cnn')}+{model.get('decoder', 'transformer')}"
+
+    @classmethod
+    def reads_images(cls, recipe):
+        return True
+
+    @classmethod
+    def from_recipe(cls, recipe, train_data=None, vocab=None):
+        """The compiled captioner `recipe` describes (`build_captioner` of its `model`).
+
+        Args:
+            recipe: a recipe dict (`model`, `tokenizer`, `training`, optional `data`).
+            train_data: `(encoded image, caption)` pairs the vocabulary is built
+                from; default: the train split of the recipe's data builder,
+                when `vocab` is missing.
+            vocab: a tokenizer, token list or vocabulary file.
+
+        Example:
+        >>> import kseq
+        >>> recipe = {"task": "captioner", "model": {"decoder": "attention", "image_size": 16,
+        ...                                          "hidden_dim": 8, "filters": [8]}}
+        >>> model = kseq.models.Captioner.from_recipe(recipe, [(b"<png bytes>", "a red dot")])
+        >>> type(model.decoder).__name__, model.target_tokenizer.vocabulary_size
+        ('RnnDecoder', 7)
+        """
+        if train_data is None and vocab is None and "data" in recipe:
+            train_data = build_data(recipe)["train"]
+        options = dict(recipe.get("model") or {})
+        options.pop("arch", None)
+        captions = [caption for _, caption in train_data] if train_data else None
+        tokenizer = make_tokenizer(vocab, recipe.get("tokenizer"), captions)
+        model = cls.builder(tokenizer, **options)
+        model.recipe = recipe
+        return model.compile_from_recipe(recipe.get("training", {}))

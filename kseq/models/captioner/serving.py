@@ -69,9 +69,7 @@ class CaptionerEndpoints(tf.Module):
         prompt = tuple(tf.pad(x, [[0, missing]] + [[0, 0]] * (x.shape.rank - 1))
                        for x in prompt)
         out_ids, scores, lengths = (x[:rows] for x in self.search(images, *prompt))
-        batch, m = tf.shape(out_ids)[0], tf.shape(out_ids)[1]
-        flat = tf.reshape(out_ids, [batch * m, -1])  # [B·M, T]
-        strings = tf.reshape(self.target_tokenizer.detokenize(flat), [batch, m])
+        strings = self.model.output_strings(out_ids)  # [B, M]
         return inputs, strings, scores, lengths
 
     @staticmethod

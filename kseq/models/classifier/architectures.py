@@ -1,8 +1,10 @@
-"""Sequence classifiers from flat hyper-parameters: an encoder x a pooling.
+"""Sequence classifiers from flat hyper-parameters: an encoder (from the part catalog) x a pooling.
 
 `build_classifier(tokenizer, label_names, encoder=..., pooling=..., **options)`
-maps a recipe's `model` section onto an encoder, a preprocessor and a
-`SequenceClassifier`. Text encoders (with a `ClassifierPreprocessor`):
+maps a recipe's `model` section onto an encoder (built by its
+`kseq.models.part_catalog` factory from the options it takes), a
+preprocessor and a `SequenceClassifier`. Text encoders (with a
+`ClassifierPreprocessor`):
 
 - `"transformer"`: `TransformerEncoder` (`num_layers`, `num_heads`,
   `hidden_dim`, `intermediate_dim`);
@@ -15,72 +17,36 @@ maps a recipe's `model` section onto an encoder, a preprocessor and a
   widths (`embedding_dim`, `kernel_sizes`, `filters`); use `pooling="max"`.
 
 Image encoders (with an `ImageClassifierPreprocessor`; no tokenizer: pass
-None): those of `kseq.models.encoders.image_encoder_architectures` (`"small_cnn"`,
-`"efficientnet_lite0"`, `keras.applications` names) with `image_size`,
-`hidden_dim`, `filters`, `trainable_backbone`, `backbone_weights`,
-`augmentation`, `max_pixels`.
+None): the catalog's image encoders (`"small_cnn"`, `"efficientnet_lite0"`,
+`keras.applications` names; `kseq.models.encoders.image_encoder_architectures`)
+with `image_size`, `hidden_dim`, `filters`, `trainable_backbone`,
+`backbone_weights`, `augmentation`, `max_pixels`.
 """
 
 from kseq.arguments import check_choice
 from kseq.data.pipeline.image_decoding import DEFAULT_MAX_PIXELS
 from kseq.errors import KseqError
 from kseq.layers.sequence_pooling import POOLINGS
-from kseq.models.encoders import (ConvEncoder, NgramEncoder, RnnEncoder, TextCnnEncoder,
-                                  TransformerEncoder)
-from kseq.models.encoders.image_encoder_architectures import (IMAGE_ENCODERS, build_image_encoder,
-                                                     image_size_pair)
 from kseq.models.classifier.classifier_preprocessor import ClassifierPreprocessor
 from kseq.models.classifier.image_classifier_preprocessor import ImageClassifierPreprocessor
 from kseq.models.classifier.sequence_classifier import SequenceClassifier
+from kseq.models.encoders.image_encoder_architectures import image_size_pair
+from kseq.models.part_catalog import encoder_entry, encoder_names, split_options
 
-TEXT_ENCODERS = ("transformer", "rnn", "conv", "ngrams", "textcnn")
-CLASSIFIER_ENCODERS = TEXT_ENCODERS + IMAGE_ENCODERS
-
-
-def text_encoder(kind, vocabulary, max_length, dropout, dtype, num_layers=None, num_heads=4,
-                 hidden_dim=128, intermediate_dim=None, cell="gru", units=None,
-                 embedding_dim=None, bidirectional=True, kernel_size=3, ngram_buckets=50_000,
-                 kernel_sizes=(3, 4, 5), filters=100):
-    """The text encoder `kind` (see the module docstring), named "encoder"."""
-    if kind == "textcnn":
-        return TextCnnEncoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
-                              kernel_sizes=kernel_sizes, filters=filters, dropout=dropout,
-                              dtype=dtype, name="encoder")
-    if kind == "ngrams":
-        return NgramEncoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
-                            ngram_buckets=ngram_buckets, dropout=dropout, dtype=dtype,
-                            name="encoder")
-    if kind == "transformer":
-        return TransformerEncoder(vocabulary, num_layers=num_layers or 2, num_heads=num_heads,
-                                  hidden_dim=hidden_dim,
-                                  intermediate_dim=intermediate_dim or 4 * hidden_dim,
-                                  dropout=dropout, max_length=max_length, dtype=dtype,
-                                  name="encoder")
-    if kind == "rnn":
-        return RnnEncoder(vocabulary, embedding_dim=embedding_dim or hidden_dim,
-                          units=units or hidden_dim, cell=cell, num_layers=num_layers or 1,
-                          bidirectional=bidirectional, dropout=dropout, dtype=dtype,
-                          name="encoder")
-    return ConvEncoder(vocabulary, num_layers=num_layers or 4,
-                       embedding_dim=embedding_dim or hidden_dim, hidden_dim=hidden_dim,
-                       kernel_size=kernel_size, dropout=dropout, max_length=max_length,
-                       dtype=dtype, name="encoder")
-
-
-def image_classifier_parts(label_names, encoder, image_size=64,
-                           max_pixels=DEFAULT_MAX_PIXELS, dropout=0.1, dtype=None,
-                           **encoder_options):
-    """`(ImageEncoder, ImageClassifierPreprocessor)` for an image classifier."""
-    size = image_size_pair(image_size)
-    encoder_part = build_image_encoder(encoder, size, dropout=dropout, dtype=dtype,
-                                       **encoder_options)
-    return encoder_part, ImageClassifierPreprocessor(label_names, size, max_pixels)
+TEXT_ENCODERS = encoder_names("text")
+CLASSIFIER_ENCODERS = TEXT_ENCODERS + encoder_names("image")
+# Where a classifier's defaults differ from the catalog's (a conv encoder 128 wide, like the rest).
+DEFAULTS = {"hidden_dim": 128}
 
 
 def build_classifier(tokenizer, label_names, encoder="transformer", pooling="mean",
-                     max_length=128, dropout=0.1, dtype=None, name="classifier",
-                     **encoder_options):
+                     max_length=128, image_size=64, max_pixels=DEFAULT_MAX_PIXELS, dropout=0.1,
+                     dtype=None, name="classifier", **options):
     """A `SequenceClassifier` from flat options (see the module docstring).
+
+    `max_length` (tokens) is a text classifier's, `image_size` and
+    `max_pixels` an image classifier's; `**options` are the encoder's (one
+    that no part takes raises `TypeError`).
 
     Example:
     >>> import kseq
@@ -94,18 +60,20 @@ def build_classifier(tokenizer, label_names, encoder="transformer", pooling="mea
     >>> images.input_name, images.preprocessor.image_size
     ('images', (16, 16))
     """
-    check_choice("encoder", encoder, CLASSIFIER_ENCODERS)
+    part = encoder_entry(encoder, CLASSIFIER_ENCODERS)
     check_choice("pooling", pooling, POOLINGS)
     if pooling == "last" and encoder != "rnn":
         raise KseqError("pooling='last' reads an RNN's final states: use encoder='rnn', or "
                         f"pooling 'mean', 'max' or 'attention'. Received: encoder={encoder!r}")
-    if encoder in IMAGE_ENCODERS:
-        encoder_part, preprocessor = image_classifier_parts(label_names, encoder,
-                                                            dropout=dropout, dtype=dtype,
-                                                            **encoder_options)
+    size = image_size_pair(image_size)
+    [encoder_options] = split_options(
+        options, [part], fixed=[{"max_length": max_length, "image_size": size,
+                                 "dropout": dropout}], defaults=DEFAULTS)
+    if part.kind == "image":
+        encoder_part = part.build(None, dtype=dtype, **encoder_options)
+        preprocessor = ImageClassifierPreprocessor(label_names, size, max_pixels)
     else:
-        encoder_part = text_encoder(encoder, tokenizer.vocabulary_size, max_length, dropout,
-                                    dtype, **encoder_options)
+        encoder_part = part.build(tokenizer.vocabulary_size, dtype=dtype, **encoder_options)
         preprocessor = ClassifierPreprocessor(tokenizer, label_names, max_length)
     return SequenceClassifier(encoder_part, preprocessor, pooling=pooling, dropout=dropout,
                               dtype=dtype, name=name)

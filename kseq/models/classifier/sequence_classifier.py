@@ -12,6 +12,10 @@ from keras import ops
 from kseq.arguments import check_float, check_int, check_texts
 from kseq.errors import KseqError
 from kseq.layers.sequence_pooling import SequencePooling
+from kseq.models.evaluation_result import EvaluationResult
+from kseq.models.part import check_room
+from kseq.models.part_catalog import encoder_names
+from kseq.models.recipes import balanced_class_weights, build_data, make_tokenizer
 from kseq.models.task import Task
 
 
@@ -75,10 +79,7 @@ class SequenceClassifier(Task):
     def __init__(self, encoder, preprocessor, pooling="mean", dropout=0.1, **kwargs):
         check_float("dropout", dropout, minimum=0.0, maximum=1.0)
         _check_input_kinds(encoder, preprocessor)
-        encoder_room = getattr(encoder, "max_length", None)
-        if encoder_room is not None and preprocessor.max_length > encoder_room:
-            raise ValueError("The encoder's max_length must hold the preprocessor's max_length. "
-                             f"Received: {encoder_room} < {preprocessor.max_length}")
+        check_room(encoder, "encoder", preprocessor, "max_length")
         pool = SequencePooling(pooling, dtype=kwargs.get("dtype"), name="pooling")
         dropout_layer = keras.layers.Dropout(dropout, name="head_dropout")
         head = keras.layers.Dense(preprocessor.num_classes, dtype=kwargs.get("dtype"), name="head")
@@ -195,3 +196,65 @@ class SequenceClassifier(Task):
         from kseq.models.classifier.serving import classifier_serving_spec
 
         return classifier_serving_spec(self)
+
+    # === Recipes, evaluation and the command line (see kseq.models.task) ===
+
+    cli_verbs = ("classify", "evaluate", "export")
+    evaluate_options = ("plot",)
+
+    def evaluate_pairs(self, pairs, plot=None, batch_size=256):
+        """`evaluate(pairs)`: `evaluate_labels` as an `EvaluationResult`, summarised as
+        `accuracy 0.912 macro-F1 0.897 (500 examples)`."""
+        scores = self.evaluate_labels(pairs, plot=plot, batch_size=batch_size)
+        return EvaluationResult(scores, [("accuracy", "accuracy"), ("macro-F1", "macro_f1")],
+                                count="examples")
+
+    @classmethod
+    def describe(cls, recipe):
+        """`"<encoder>+<pooling>"`, e.g. `"rnn+attention"`."""
+        model = recipe.get("model") or {}
+        return f"{model.get('encoder', 'transformer')}+{model.get('pooling', 'mean')}"
+
+    @classmethod
+    def reads_images(cls, recipe):
+        """True for an image encoder (the part catalog's `encoder_names("image")`)."""
+        return (recipe.get("model") or {}).get("encoder") in encoder_names("image")
+
+    @classmethod
+    def from_recipe(cls, recipe, train_data=None, vocab=None, labels=None):
+        """The compiled classifier `recipe` describes (`build_classifier` of its `model`).
+
+        Args:
+            recipe: a recipe dict (`model`, `tokenizer`, `training`, optional `data`).
+            train_data: `(text, label)` or `(encoded image, label)` pairs;
+                default: the train split of the recipe's data builder, when the
+                labels or (for text) the vocabulary are missing.
+            vocab: a tokenizer, token list or vocabulary file (text only).
+            labels: the classes in id order; default: the sorted labels of
+                `train_data`. `training.class_weight: "balanced"` weighs each
+                class by `N / (C · count)` in `train_data`.
+
+        Example:
+        >>> import kseq
+        >>> recipe = {"task": "classifier", "model": {"encoder": "rnn", "hidden_dim": 8}}
+        >>> pairs = [("great film", "positive"), ("dull film", "negative")]
+        >>> kseq.models.SequenceClassifier.from_recipe(recipe, pairs).label_names
+        ['negative', 'positive']
+        """
+        images = cls.reads_images(recipe)
+        if train_data is None and (labels is None or (vocab is None and not images)) \
+                and "data" in recipe:
+            train_data = build_data(recipe)["train"]
+        if labels is None:
+            if not train_data:
+                raise KseqError("Pass `labels` or training pairs to read them from. "
+                                "Received: neither")
+            labels = sorted({str(label) for _, label in train_data})
+        texts = [text for text, _ in train_data] if train_data and not images else None
+        tokenizer = None if images else make_tokenizer(vocab, recipe.get("tokenizer"), texts)
+        model = cls.builder(tokenizer, labels, **(recipe.get("model") or {}))
+        model.recipe = recipe
+        training = dict(recipe.get("training", {}))
+        if training.get("class_weight") == "balanced":
+            training["class_weight"] = balanced_class_weights(train_data, labels)
+        return model.compile_from_recipe(training)

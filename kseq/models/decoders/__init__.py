@@ -15,9 +15,13 @@ search step, `V` vocabulary):
 - `decoder(decoder_ids, memory, training)` = `project(hidden_states(...))`.
 
 `hidden_states` and `step` run the same sublayers, so a search step
-reproduces the teacher-forced logits (tested for every decoder).
+reproduces the teacher-forced logits (tested for every decoder). Each family
+registers a factory in the part catalog (`kseq.models.part_catalog`):
+`"transformer"`, `"rnn"` (a fixed context), `"attention"` (an RNN with
+attention), `"conv"`.
 """
 
-from kseq.models.decoders.conv_decoder import ConvDecoder
-from kseq.models.decoders.rnn_decoder import RnnDecoder
+# In registration order (part catalog: "transformer", "rnn", "attention", "conv").
 from kseq.models.decoders.transformer_decoder import TransformerDecoder
+from kseq.models.decoders.rnn_decoder import RnnDecoder
+from kseq.models.decoders.conv_decoder import ConvDecoder

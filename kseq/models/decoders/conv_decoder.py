@@ -12,6 +12,7 @@ from kseq.layers.conv_decoder_block import ConvDecoderBlock
 from kseq.layers.checks import check_cache_room
 from kseq.models.decoders.decoder import Decoder
 from kseq.models.part import embedding_layers, store_arguments
+from kseq.models.part_catalog import register_decoder
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -97,3 +98,15 @@ class ConvDecoder(Decoder):
             windows.append(window)
         logits = self.project(self.state_projection(x))
         return logits, {"windows": windows, "attention": ops.cast(weights, "float32")}
+
+
+@register_decoder("conv", builds=ConvDecoder)
+def conv_decoder(vocabulary_size, num_layers=3, num_decoder_layers=None, embedding_dim=None,
+                 hidden_dim=256, kernel_size=3, dropout=0.1, max_length=64, dtype=None,
+                 name="decoder"):
+    """The catalog's `"conv"` decoder: `num_decoder_layers` (a translator's name) wins over
+    `num_layers`; `embedding_dim` defaults to `hidden_dim`."""
+    return ConvDecoder(vocabulary_size, embedding_dim=embedding_dim or hidden_dim,
+                       hidden_dim=hidden_dim, kernel_size=kernel_size,
+                       num_layers=num_decoder_layers or num_layers, dropout=dropout,
+                       max_length=max_length, dtype=dtype, name=name)

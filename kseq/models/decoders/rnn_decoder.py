@@ -18,6 +18,7 @@ from kseq.layers.attention_decoder import AttentionDecoder
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.models.decoders.decoder import Decoder
 from kseq.models.part import store_arguments
+from kseq.models.part_catalog import register_decoder
 from kseq.models.encoders.rnn_encoder import CELLS
 
 ATTENTIONS = (None, "bahdanau", "luong")
@@ -163,3 +164,24 @@ class RnnDecoder(Decoder):
             h = h[:, 0]
             new_state["attention"] = state["attention"]
         return self.project(h), new_state
+
+
+@register_decoder("rnn", builds=RnnDecoder)
+def rnn_decoder(vocabulary_size, cell="gru", units=None, embedding_dim=None, hidden_dim=128,
+                num_layers=1, dropout=0.1, dtype=None, name="decoder"):
+    """The catalog's `"rnn"` decoder: one fixed context (no attention), `num_layers`
+    stacked; `units` and `embedding_dim` default to `hidden_dim`."""
+    return RnnDecoder(vocabulary_size, embedding_dim=embedding_dim or hidden_dim,
+                      units=units or hidden_dim, cell=cell, num_layers=num_layers,
+                      attention=None, dropout=dropout, dtype=dtype, name=name)
+
+
+@register_decoder("attention", builds=RnnDecoder)
+def attention_decoder(vocabulary_size, cell="gru", units=None, embedding_dim=None,
+                      hidden_dim=128, attention="bahdanau", dropout=0.1, dtype=None,
+                      name="decoder"):
+    """The catalog's `"attention"` decoder: one attention cell (`"bahdanau"` or `"luong"`)
+    with input feeding; `units` and `embedding_dim` default to `hidden_dim`."""
+    return RnnDecoder(vocabulary_size, embedding_dim=embedding_dim or hidden_dim,
+                      units=units or hidden_dim, cell=cell, num_layers=1, attention=attention,
+                      dropout=dropout, dtype=dtype, name=name)

@@ -13,6 +13,7 @@ from kseq.layers.transformer_decoder_block import TransformerDecoderBlock
 from kseq.models.decoders.decoder import Decoder
 from kseq.models.part import (POSITIONS, embedding_layers, final_norm, store_arguments,
                               transformer_blocks)
+from kseq.models.part_catalog import register_decoder
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -135,3 +136,20 @@ class TransformerDecoder(Decoder):
         attention = state["attention"] if weights is None else ops.cast(
             ops.mean(weights, axis=1), state["attention"].dtype)
         return self.project(x), {"cache": caches, "attention": attention}
+
+
+@register_decoder("transformer", builds=TransformerDecoder)
+def transformer_decoder(vocabulary_size, num_layers=2, num_heads=4, hidden_dim=128,
+                        intermediate_dim=None, dropout=0.1, max_length=64, position="sinusoidal",
+                        norm_first=True, scale_embeddings=True, embedding_dropout=None,
+                        activation_dropout=None, tie_embeddings=True, dtype=None,
+                        name="decoder"):
+    """The catalog's `"transformer"` decoder (cross-attention); `intermediate_dim=None` means
+    `4·hidden_dim`."""
+    return TransformerDecoder(
+        vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+        intermediate_dim=4 * hidden_dim if intermediate_dim is None else intermediate_dim,
+        dropout=dropout, max_length=max_length, position=position, norm_first=norm_first,
+        scale_embeddings=scale_embeddings, embedding_dropout=embedding_dropout,
+        activation_dropout=activation_dropout, tie_embeddings=tie_embeddings, dtype=dtype,
+        name=name)

@@ -10,6 +10,7 @@ from keras import ops
 from kseq.layers.conv_encoder_block import ConvEncoderBlock
 from kseq.layers.gated_convolution import RESIDUAL_SCALE
 from kseq.models.part import Part, embedding_layers, store_arguments
+from kseq.models.part_catalog import register_encoder
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -69,3 +70,15 @@ class ConvEncoder(Part):
             x = block(x, padding_mask=mask, training=training)
         keys = self.output_projection(x)  # [B, S, E]
         return {"states": keys, "values": (keys + e) * RESIDUAL_SCALE, "mask": mask}
+
+
+@register_encoder("conv", builds=ConvEncoder)
+def conv_encoder(vocabulary_size, num_layers=4, num_encoder_layers=None, embedding_dim=None,
+                 hidden_dim=256, kernel_size=3, dropout=0.1, max_length=64, dtype=None,
+                 name="encoder"):
+    """The catalog's `"conv"` encoder: `num_encoder_layers` (a translator's name, beside its
+    `num_decoder_layers`) wins over `num_layers`; `embedding_dim` defaults to `hidden_dim`."""
+    return ConvEncoder(vocabulary_size, embedding_dim=embedding_dim or hidden_dim,
+                       hidden_dim=hidden_dim, kernel_size=kernel_size,
+                       num_layers=num_encoder_layers or num_layers, dropout=dropout,
+                       max_length=max_length, dtype=dtype, name=name)

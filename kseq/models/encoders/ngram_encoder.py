@@ -9,6 +9,7 @@ from keras import ops
 from kseq.errors import KseqError
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.models.part import Part, store_arguments
+from kseq.models.part_catalog import register_encoder
 
 # Bigram (a, b) -> k = a·V + b, a distinct integer per pair, then a universal hash
 # ((α·k + 1) mod p) mod buckets, 1-based (0 is padding): p is prime and above every k, so
@@ -93,3 +94,11 @@ class NgramEncoder(Part):
         weights = ops.cast(mask, states.dtype)[..., None]
         final = ops.sum(states * weights, axis=1) / ops.maximum(ops.sum(weights, axis=1), 1.0)
         return {"states": states, "mask": mask, "final": final}
+
+
+@register_encoder("ngrams", builds=NgramEncoder)
+def ngram_encoder(vocabulary_size, embedding_dim=None, hidden_dim=128, ngram_buckets=50_000,
+                  dropout=0.1, dtype=None, name="encoder"):
+    """The catalog's `"ngrams"` encoder; `embedding_dim` defaults to `hidden_dim`."""
+    return NgramEncoder(vocabulary_size, embedding_dim=embedding_dim or hidden_dim,
+                        ngram_buckets=ngram_buckets, dropout=dropout, dtype=dtype, name=name)

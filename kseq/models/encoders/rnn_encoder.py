@@ -10,6 +10,7 @@ from keras import ops
 from kseq.arguments import check_choice, check_int
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.models.part import Part, store_arguments
+from kseq.models.part_catalog import register_encoder
 
 CELLS = {"gru": keras.layers.GRU, "lstm": keras.layers.LSTM}
 
@@ -80,3 +81,12 @@ class RnnEncoder(Part):
         per_direction = len(final) // (2 if self.bidirectional else 1)
         last = [final[0], final[per_direction]] if self.bidirectional else [final[0]]
         return {"states": sequence, "mask": mask, "final": ops.concatenate(last, axis=-1)}
+
+
+@register_encoder("rnn", builds=RnnEncoder)
+def rnn_encoder(vocabulary_size, cell="gru", units=None, embedding_dim=None, hidden_dim=128,
+                num_layers=1, bidirectional=True, dropout=0.1, dtype=None, name="encoder"):
+    """The catalog's `"rnn"` encoder; `units` and `embedding_dim` default to `hidden_dim`."""
+    return RnnEncoder(vocabulary_size, embedding_dim=embedding_dim or hidden_dim,
+                      units=units or hidden_dim, cell=cell, num_layers=num_layers,
+                      bidirectional=bidirectional, dropout=dropout, dtype=dtype, name=name)

@@ -11,6 +11,7 @@ from kseq.arguments import check_int
 from kseq.errors import KseqError
 from kseq.layers.token_embedding import TokenEmbedding
 from kseq.models.part import Part, store_arguments
+from kseq.models.part_catalog import register_encoder
 
 
 def checked_widths(kernel_sizes):
@@ -97,3 +98,12 @@ class TextCnnEncoder(Part):
                                  axis=-1) * real  # [B, S, W·F]
         # ReLU outputs are >= 0, so zeroed padding never beats a real position's maximum.
         return {"states": states, "mask": mask, "final": ops.max(states, axis=1)}
+
+
+@register_encoder("textcnn", builds=TextCnnEncoder)
+def text_cnn_encoder(vocabulary_size, embedding_dim=None, hidden_dim=128, kernel_sizes=(3, 4, 5),
+                     filters=100, dropout=0.1, dtype=None, name="encoder"):
+    """The catalog's `"textcnn"` encoder; `embedding_dim` defaults to `hidden_dim`."""
+    return TextCnnEncoder(vocabulary_size, embedding_dim=embedding_dim or hidden_dim,
+                          kernel_sizes=kernel_sizes, filters=filters, dropout=dropout,
+                          dtype=dtype, name=name)

@@ -10,6 +10,7 @@ from kseq.arguments import check_choice
 from kseq.layers.transformer_encoder_block import TransformerEncoderBlock
 from kseq.models.part import (POSITIONS, Part, embedding_layers, final_norm, store_arguments,
                               transformer_blocks)
+from kseq.models.part_catalog import register_encoder
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -76,3 +77,17 @@ class TransformerEncoder(Part):
         if self.final_norm is not None:
             x = self.final_norm(x)
         return {"states": x, "mask": mask}
+
+
+@register_encoder("transformer", builds=TransformerEncoder)
+def transformer_encoder(vocabulary_size, num_layers=2, num_heads=4, hidden_dim=128,
+                        intermediate_dim=None, dropout=0.1, max_length=64, position="sinusoidal",
+                        norm_first=True, scale_embeddings=True, embedding_dropout=None,
+                        activation_dropout=None, dtype=None, name="encoder"):
+    """The catalog's `"transformer"` encoder; `intermediate_dim=None` means `4·hidden_dim`."""
+    return TransformerEncoder(
+        vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+        intermediate_dim=4 * hidden_dim if intermediate_dim is None else intermediate_dim,
+        dropout=dropout, max_length=max_length, position=position, norm_first=norm_first,
+        scale_embeddings=scale_embeddings, embedding_dropout=embedding_dropout,
+        activation_dropout=activation_dropout, dtype=dtype, name=name)

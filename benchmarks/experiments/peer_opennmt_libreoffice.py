@@ -1,7 +1,7 @@
 """The issue #6 peer, OpenNMT-tf 2.32, trained and scored on kseq's LibreOffice en->fr split.
 
     python benchmarks/peer_opennmt_libreoffice.py --minutes 40 --output runs/peer_onmt \
-        --json benchmarks/results/peer_opennmt_libreoffice.json
+        --json benchmarks/experiments/results/peer_opennmt_libreoffice.json
 
 The issue's floor (BLEU 33.5) was reported for OpenNMT-tf on its own split; this
 script runs the same recipe on this machine, on the split kseq trains and tests
@@ -19,6 +19,10 @@ stopped after `--minutes` of wall-clock time (OpenNMT-tf has no time budget of
 its own); the newest checkpoint (saved every 100 steps) is then decoded.
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import argparse
 import os
 import re
@@ -29,8 +33,8 @@ import time
 
 import sacrebleu
 
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 from kseq.data.datasets.libreoffice import libreoffice_dataset
-from report import emit  # benchmarks/report.py
 
 PEER_PACKAGES = ["opennmt-tf==2.32.0", "tensorflow==2.13.1", "tensorflow-addons==0.21.0",
                  "sentencepiece"]
@@ -228,7 +232,7 @@ def main(argv=None):
                                              run_dir, data_dir),
               "peer_test_beam4": decode_and_score("peer_test", splits["peer_test"], onmt,
                                                   args.venv, run_dir, data_dir)}
-    emit(result, args.json)
+    harness.write("peer_opennmt_libreoffice", result, path=args.json or "-")
     return result
 
 

@@ -4,22 +4,27 @@
 
 For each test sentence the greedy decode's step attention (`state["attention"]`)
 is read, and the share of its mass within ±1 source position of the diagonal
-`s = t·(S-1)/(T-1)` is computed (`kseq.models.translator.attention_plot.monotone_alignment_mass`).
+`s = t·(S-1)/(T-1)` is computed (`experiment_helpers.monotone_alignment_mass`).
 English and French number words run in the same order, so a model that attends
 where it translates puts most of its mass there. Prints JSON (mean, quartiles)
 and writes one heatmap for a look by eye.
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import argparse
 import sys
 import time
 
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import numpy as np
 
 from kseq import zoo
-from kseq.models.translator.attention_plot import attention_matrix, monotone_alignment_mass, plot_attention
+from experiment_helpers import monotone_alignment_mass
+from kseq.models.translator.attention_plot import attention_matrix, plot_attention
 from kseq.training import load_trained
-from report import emit  # benchmarks/report.py
 
 
 def main(argv=None):
@@ -51,7 +56,7 @@ def main(argv=None):
         weights = plot_attention(model, example, args.plot)
         result["plot"] = {"path": args.plot, "source": example,
                           "mass": round(monotone_alignment_mass(weights), 4)}
-    emit(result, args.json)
+    harness.write("alignment_numbers", result, path=args.json or "-")
     return result
 
 

@@ -16,15 +16,20 @@ plus the share of each kind's caption words that no training caption has
 
 It scores the shipped weights (6 minutes of training), not the 10-minute
 models of `quality_emoji_captions.py`, so its figures sit beside that
-script's, not in its table. Writes `benchmarks/results/emoji_unseen_breakdown.json`.
+script's, not in its table. Writes `benchmarks/experiments/results/emoji_unseen_breakdown.json`.
 
     .venv/bin/python benchmarks/emoji_unseen_breakdown.py
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import collections
 import time
 
 # caption_quality: benchmarks/, the script's folder
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 from caption_quality import (SEARCHES, machine, metric_notes, nearest_neighbour_captions,
                              text_scores, write_result)
 from kseq import zoo
@@ -90,7 +95,7 @@ def main():
     result["sample_columns"] = ["reference"] + list(hypotheses)
     result["seconds"] = round(time.perf_counter() - started, 1)
     result["machine"] = machine()
-    write_result(result, "benchmarks/results/emoji_unseen_breakdown.json")
+    write_result(result, "benchmarks/experiments/results/emoji_unseen_breakdown.json")
 
 
 if __name__ == "__main__":

@@ -19,20 +19,25 @@ Per subset and search: chrF of both systems, the paired bootstrap's mean and
 95% interval half-width (1,000 resamples of the subset's emoji), and the
 p-values of the paired bootstrap and of approximate randomisation (10,000
 shuffles) for "the two systems have the same chrF". Writes
-`benchmarks/results/emoji_gap_significance.json`.
+`benchmarks/experiments/results/emoji_gap_significance.json`.
 
     .venv/bin/python benchmarks/emoji_gap_significance.py
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import time
 
 from sacrebleu.metrics import CHRF
 from sacrebleu.significance import PairedTest
 
 # benchmarks/, the script's folder
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 from caption_quality import SEARCHES, machine, nearest_neighbour_captions, write_result
 from kseq import zoo
-from select_emoji_captioner import base_subset_rows
+from experiment_helpers import base_subset_rows
 
 PRESET = "emoji_en_captioner"
 COPY = "nearest_neighbour"
@@ -98,7 +103,7 @@ def main():
                 [references[i] for i in rows])
     result["seconds"] = round(time.perf_counter() - started, 1)
     result["machine"] = machine()
-    write_result(result, "benchmarks/results/emoji_gap_significance.json")
+    write_result(result, "benchmarks/experiments/results/emoji_gap_significance.json")
 
 
 if __name__ == "__main__":

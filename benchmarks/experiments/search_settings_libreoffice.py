@@ -1,7 +1,7 @@
 """Chooses search settings on the validation split, then scores greedy and beam 4 on test.
 
     python benchmarks/search_settings_libreoffice.py --model runs/lo_attention/model.keras \
-        --json benchmarks/results/search_settings_attention.json
+        --json benchmarks/experiments/results/search_settings_attention.json
 
 `quality_libreoffice.py` scores every model with one fixed setting (GNMT length
 penalty 0.6, no n-gram blocking). Under-trained RNN and conv models repeat
@@ -12,14 +12,18 @@ pairs (never on test): greedy over no-repeat n-gram sizes, beam 4 over GNMT
 alpha and n-gram sizes. Then both are scored once on the test split. Prints JSON.
 """
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
 import argparse
 import sys
 import time
 
+import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import keras
 
 from kseq.data.datasets.libreoffice import libreoffice_dataset
-from report import emit  # benchmarks/report.py
 
 GREEDY_GRID = [{"no_repeat_ngram_size": n} for n in (0, 3)]
 BEAM_GRID = [{"length_penalty": "gnmt", "alpha": alpha, "no_repeat_ngram_size": n}
@@ -57,7 +61,7 @@ def main(argv=None):
               "beam4": choose_and_test(model, valid, test, 4, BEAM_GRID)}
     result["beam4_minus_greedy_test_bleu"] = round(
         result["beam4"]["test"]["bleu"] - result["greedy"]["test"]["bleu"], 2)
-    emit(result, args.json)
+    harness.write("search_settings_libreoffice", result, path=args.json or "-")
     return result
 
 

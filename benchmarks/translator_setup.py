@@ -1,0 +1,95 @@
+"""The translation setup `bench_translator.py` and `bench_real_rows_train_step.py` share.
+
+Sizes (`default`: issue #7's; `tiny`: seconds), the `numbers` token ids both
+sides read, fixed-shape and length-bucketed batches, and kseq's Transformer in
+keras-hub's layout (so kseq and its peer train the same function the same way).
+"""
+
+SIZES = {
+    "default": dict(layers=1, width=256, ff=2048, heads=8, vocab=15000, batch=64,
+                    train_steps=120, timed_steps=30, forced_length=40, max_source=24,
+                    example_sentences=8),
+    "tiny": dict(layers=1, width=16, ff=32, heads=2, vocab=200, batch=8,
+                 train_steps=4, timed_steps=2, forced_length=6, max_source=24,
+                 example_sentences=1),
+}
+EXAMPLE_LENGTH = 40  # the keras.io example pads every sentence to this length
+
+
+# === Shared data: the same ids for both sides ===
+
+def build_data(size):
+    """Token ids of `numbers` pairs with 6–20 source tokens, a vocabulary padded to `vocab`."""
+    import numpy as np
+
+    from kseq.data import numbers_dataset
+    from kseq.text import WordTokenizer
+
+    pairs = numbers_dataset("fr", train_size=6000, valid_size=0, test_size=200)
+    words = WordTokenizer.build_vocabulary([s for p in pairs["train"] for s in p])
+    filler = [f"<unused_{i}>" for i in range(size["vocab"] - words.vocabulary_size)]
+    tokenizer = WordTokenizer(words.vocabulary + filler)
+
+    def ids(texts):
+        return [row for row in tokenizer.tokenize(texts).to_list()]
+
+    out = {}
+    for split in ("train", "test"):
+        sources, targets = ids([s for s, _ in pairs[split]]), ids([t for _, t in pairs[split]])
+        keep = [i for i, s in enumerate(sources) if 6 <= len(s) <= 20 and len(targets[i]) < 23]
+        out[split] = ([sources[i] for i in keep], [targets[i] for i in keep])
+    return tokenizer, out, np
+
+
+def padded_batches(data, batch, length, np, shuffle_seed=0):
+    """Fixed-shape `(source [B, L], decoder input [B, L], labels [B, L])` batches."""
+    sources, targets = data
+    order = np.random.default_rng(shuffle_seed).permutation(len(sources))
+    for start in range(0, len(order) - batch + 1, batch):
+        rows = order[start:start + batch]
+        src = np.zeros([batch, length], "int32")
+        dec = np.zeros([batch, length], "int32")
+        lab = np.zeros([batch, length], "int32")
+        for r, i in enumerate(rows):
+            s, t = sources[i][:length], targets[i][: length - 1]
+            src[r, : len(s)] = s
+            dec[r, : len(t) + 1] = [2] + t
+            lab[r, : len(t) + 1] = t + [3]
+        yield src, dec, lab
+
+
+def bucketed_batches(data, batch, np, boundaries=(8, 12, 16, 20, 24)):
+    """kseq's natural batches: each batch padded only to its length bucket."""
+    sources, targets = data
+    by_bucket = {b: [] for b in boundaries}
+    for i in range(len(sources)):
+        need = max(len(sources[i]), len(targets[i]) + 1)
+        by_bucket[next(b for b in boundaries if need <= b)].append(i)
+    batches = []
+    for bound, rows in by_bucket.items():
+        subset = ([sources[i] for i in rows], [targets[i] for i in rows])
+        batches += list(padded_batches(subset, batch, bound, np))
+    order = np.random.default_rng(1).permutation(len(batches))
+    return [batches[i] for i in order]
+
+
+def real_tokens(batch):
+    src, _, lab = batch
+    return int((src > 0).sum() + (lab > 0).sum())
+
+
+def kseq_model(tokenizer, size, dtype=None):
+    import keras
+
+    import kseq
+
+    model = kseq.models.build_translator(
+        "transformer", tokenizer, tokenizer, num_layers=size["layers"], num_heads=size["heads"],
+        hidden_dim=size["width"], intermediate_dim=size["ff"], dropout=0.1,
+        max_source_length=EXAMPLE_LENGTH, max_target_length=EXAMPLE_LENGTH + 8,
+        share_embeddings="none", position="learned", norm_first=False,
+        # keras-hub's layout, so both sides train the same function the same way.
+        scale_embeddings=False, embedding_dropout=0.0, activation_dropout=0.0, dtype=dtype)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=kseq.metrics.MaskedSparseCrossEntropy(0.0), jit_compile=False)
+    return model
