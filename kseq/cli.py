@@ -57,6 +57,14 @@ def _presets(args):
         print(f"{name:30s} {task:11s} {arch:31s} {weights:8s} {recipe.get('description', '')}")
 
 
+def _presets_or_parts(args):
+    if not args.parts:
+        return _presets(args)
+    from kseq.models.part_catalog import parts_table
+
+    print("\n".join(parts_table()))
+
+
 def _train(args):
     from kseq.training import train
 
@@ -216,7 +224,10 @@ MODEL_HELP = "a model folder (kseq train --output), a .keras file, or a preset w
 def build_parser():
     parser = _Parser(prog="kseq", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    commands.add_parser("presets", help="list the named presets").set_defaults(run=_presets)
+    presets = commands.add_parser("presets", help="list the named presets")
+    presets.add_argument("--parts", action="store_true",
+                         help="list the encoders and decoders a recipe can name, with options")
+    presets.set_defaults(run=_presets_or_parts)
 
     train = commands.add_parser("train", help="train (or resume) a model from a recipe")
     train.add_argument("recipe", help="preset name or recipe JSON file")

@@ -67,7 +67,7 @@ def score_the_slice(model, fast):
     pairs = slice_pairs(PRESET)
     pairs = pairs[:20] if fast else pairs
     started = time.perf_counter()
-    result = model.evaluate_bleu(pairs, beam_size=1, print_signature=False)
+    result = model.evaluate(pairs, beam_size=1)  # an EvaluationResult: BLEU, chrF, ...
     say(f"[2/4] greedy on {len(pairs)} committed test paragraphs: BLEU {result['bleu']:.1f}, "
         f"chrF {result['chrf']:.1f} in {time.perf_counter() - started:.0f} s (the card, on "
         f"all 200: BLEU {entry['greedy_bleu']}, chrF {entry['greedy_chrf']})\n"
@@ -107,7 +107,7 @@ def train_numbers(fast, output):
     say(f"  trained in {time.perf_counter() - started:.0f} s")
     test = splits["test"][: 40 if fast else 1000]
     for name, beam in (("greedy", 1), ("beam 4", 4)):
-        result = model.evaluate_bleu(test, beam_size=beam, print_signature=False)
+        result = model.evaluate(test, beam_size=beam)
         say(f"  {name:7s} on {len(test)} unseen numbers: exact match "
             f"{result['exact_match']:.3f}  BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}")
     new_inputs = ["seven hundred and seventy-seven", "twelve thousand and five"]

@@ -105,7 +105,7 @@ class SequenceClassifier(Task):
 
     def class_weights(self, training):
         """`training["class_weight"]`: `{label name: weight}` (missing names weigh 1) or a
-        list in class order; None for none. `kseq.zoo.classifier` turns "balanced" into
+        list in class order; None for none. `from_recipe` turns "balanced" into
         `N / (C · count)` per class from the training pairs."""
         weights = training.get("class_weight")
         if weights is None:
