@@ -19,13 +19,18 @@ def tiny_translator(pairs=PAIRS, **options):
                                                     "warmup_steps": 30}}, **settings)
 
 
-def overfit_tiny_translator():
+def overfit_tiny_translator(steps=200):
+    """Reproduces the 20 pairs from step ~100 on (twice that here, for other CPUs' rounding).
+
+    The pairs are at most 14 tokens long: one bucket of 16 (not the model's 32)
+    halves every step and the trace.
+    """
     keras.utils.set_random_seed(0)
     model = tiny_translator()
     pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
                                              32, 32)
-    data = pre.training_dataset(PAIRS, [32], batch_size=20, shuffle=False).cache()
-    model.fit(data.repeat(300), epochs=1, verbose=0)
+    data = pre.training_dataset(PAIRS, [16], batch_size=20, shuffle=False).cache()
+    model.fit(data.repeat(steps), epochs=1, verbose=0)
     return model
 
 

@@ -24,12 +24,14 @@ def rnn_translator(arch, cell):
                                num_layers=layers, recipe=RECIPE)
 
 
-def overfit(arch, cell, steps=400):
+def overfit(arch, cell, steps=200):
+    # Every arch reproduces the 20 pairs (greedy and beam 4) from step ~100 on; the pairs
+    # are at most 14 tokens long, so one bucket of 16 halves each step and the trace.
     keras.utils.set_random_seed(0)
     model = rnn_translator(arch, cell)
     pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
                                              32, 32)
-    data = pre.training_dataset(PAIRS, [32], batch_size=20, shuffle=False).cache()
+    data = pre.training_dataset(PAIRS, [16], batch_size=20, shuffle=False).cache()
     model.fit(data.repeat(steps), epochs=1, verbose=0)
     return model
 
