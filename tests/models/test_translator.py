@@ -26,6 +26,7 @@ def test_overfit_twenty_pairs_reproduces_targets(overfit_translator):
     assert "case:mixed" in result["bleu_signature"]
 
 
+@pytest.mark.slow  # a .keras round trip, three input routes, two twin models: ~40 s
 def test_transformer_passes_the_task_test(overfit_translator):
     # Trained: a forward pass that froze a weight at build time would differ from step().
     run_task_test(overfit_translator, tiny_translator, PAIRS,

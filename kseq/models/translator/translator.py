@@ -176,7 +176,7 @@ class Translator(EncoderDecoderTask):
         if train_data is None and None in (source_vocab, target_vocab) and "data" in recipe:
             train_data = build_data(recipe)["train"]
         options = dict(recipe.get("model") or {})
-        arch = options.pop("arch", "transformer")
+        arch = options.pop("arch", None)  # or the parts: `encoder` / `decoder`
         spec = recipe.get("tokenizer")
         sources = [source for source, _ in train_data] if train_data else None
         targets = [target for _, target in train_data] if train_data else None
