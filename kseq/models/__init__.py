@@ -4,6 +4,8 @@ from kseq.models import decoders, encoders, preprocessors  # noqa: F401
 from kseq.models.preprocessors import Preprocessor  # noqa: F401
 from kseq.models.task import Task  # noqa: F401
 from kseq.models.generative_task import GenerativeTask  # noqa: F401
+from kseq.models.encoder_decoder_task import EncoderDecoderTask  # noqa: F401
+from kseq.models import part_catalog  # noqa: F401  (filled by encoders/, decoders/ above)
 from kseq.models.translator import (ARCHITECTURES, Translator,  # noqa: F401
                                     TranslatorPreprocessor, build_translator)
 from kseq.models.captioner import Captioner, CaptionerPreprocessor, build_captioner  # noqa
