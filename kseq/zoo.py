@@ -114,7 +114,7 @@ def _model(task, old_names, model_options, preset, recipe, load_weights, **input
                             f"to build {canonical_name(preset)!r} anew from {', '.join(given)}, "
                             f"pass load_weights=False. Received: {', '.join(given)}")
         return load_preset_model(preset)
-    spec = merge(base, recipe, {"model": model_options})
+    spec = task.merged_recipe(base, recipe, {"model": model_options})
     try:
         return task.from_recipe(spec, **inputs)
     except KseqError:

@@ -118,3 +118,16 @@ def test_captioner_builder_errors_name_the_choice():
     with pytest.raises(kseq.errors.KseqError, match="encoder"):
         kseq.models.build_captioner(kseq.text.WordTokenizer.build_vocabulary(["a"]),
                                     encoder="vgg")
+
+
+def test_a_recipe_naming_the_parts_replaces_the_architecture_name():
+    pairs = [("one two", "un deux")]
+    model = kseq.zoo.translator("attention", train_data=pairs, units=8, embedding_dim=8,
+                                recipe={"model": {"decoder": "rnn"}})
+    assert type(model.encoder).__name__ == "RnnEncoder"
+    assert model.decoder.attention is None  # rnn+rnn: the attention of "attention" is gone
+    assert model.recipe["model"]["encoder"] == "rnn" and "arch" not in model.recipe["model"]
+    assert kseq.zoo.describe(model.recipe) == "rnn+rnn"
+    model = kseq.zoo.translator("transformer", train_data=pairs, units=8, embedding_dim=8,
+                                recipe={"model": {"encoder": "rnn", "decoder": "attention"}})
+    assert model.decoder.attention == "bahdanau"

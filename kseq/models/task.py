@@ -44,6 +44,7 @@ import tensorflow as tf  # eager or graph: see `inference_logits`
 from kseq.errors import KseqError
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
 from kseq.models.real_rows_train_step import real_rows_train_step
+from kseq.models.recipes import merge
 from kseq.presets.catalog import canonical_name, has_weights, load_preset_model, preset_recipe
 from kseq.models.schedules import WarmupInverseSqrt
 
@@ -98,6 +99,19 @@ class Task(keras.Model):
         with, and the architecture names `kseq.zoo.<task>(name)` accepts."""
         cls.builder = staticmethod(builder)
         cls.architectures = tuple(architectures)
+
+    @classmethod
+    def merged_recipe(cls, base, *overrides):
+        """`base` with `overrides` merged right-most wins (a task may say how its keys
+        replace each other).
+
+        Example:
+        >>> import kseq
+        >>> base = kseq.models.SequenceTagger.default_recipe("rnn")
+        >>> kseq.models.SequenceTagger.merged_recipe(base, {"model": {"hidden_dim": 8}})["model"]
+        {'encoder': 'rnn', 'hidden_dim': 8}
+        """
+        return merge(base, *overrides)
 
     @classmethod
     def default_recipe(cls, architecture):

@@ -4,12 +4,14 @@ Shape letters: `B` batch, `S` source length, `T` target length, `E` width,
 `V` target vocabulary, `N` rows in a search step.
 """
 
+import copy
+
 import keras
 import tensorflow as tf  # string constants for the preprocessor
 
 from kseq.errors import KseqError
 from kseq.models.encoder_decoder_task import EncoderDecoderTask
-from kseq.models.recipes import build_data, make_tokenizer
+from kseq.models.recipes import build_data, make_tokenizer, merge
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -145,10 +147,51 @@ class Translator(EncoderDecoderTask):
     export_options = ("beam_size", "n_best", "xla")
     architecture_key = "arch"
 
+    # Each architecture name is a pair of parts (set with the builder, see register_builder).
+    architecture_parts = {}
+
+    @classmethod
+    def register_builder(cls, builder, architectures):
+        """As `Task.register_builder`; `architectures` maps each name to its
+        `(encoder, decoder)` parts."""
+        super().register_builder(builder, architectures)
+        cls.architecture_parts = dict(architectures)
+
     @classmethod
     def describe(cls, recipe):
-        """The recipe's architecture: `"transformer"`, `"attention"`, `"rnn"` or `"conv"`."""
-        return (recipe.get("model") or {}).get("arch", "transformer")
+        """The recipe's architecture: `"transformer"`, `"attention"`, `"rnn"`, `"conv"`, or
+        `"encoder+decoder"` for a recipe that names its parts."""
+        model = recipe.get("model") or {}
+        if "encoder" in model or "decoder" in model:
+            return f"{model.get('encoder', 'transformer')}+{model.get('decoder', 'transformer')}"
+        return model.get("arch", "transformer")
+
+    @classmethod
+    def merged_recipe(cls, base, *overrides):
+        """`merge(base, *overrides)`, where an architecture name and the parts replace each
+        other: a layer naming `encoder`/`decoder` reads a lower `arch` as its pair of parts,
+        and a layer naming `arch` drops lower parts.
+
+        Example:
+        >>> import kseq
+        >>> base = kseq.models.Translator.default_recipe("attention")
+        >>> kseq.models.Translator.merged_recipe(base, {"model": {"decoder": "rnn"}})["model"]
+        {'encoder': 'rnn', 'decoder': 'rnn'}
+        """
+        result = copy.deepcopy(base)
+        for override in overrides:
+            names = set((override or {}).get("model") or {})
+            model = result.setdefault("model", {})
+            if names & {"encoder", "decoder"} and model.get("arch") in cls.architecture_parts \
+                    and "arch" not in names:
+                encoder, decoder = cls.architecture_parts[model.pop("arch")]
+                model.setdefault("encoder", encoder)
+                model.setdefault("decoder", decoder)
+            elif "arch" in names:
+                model.pop("encoder", None)
+                model.pop("decoder", None)
+            result = merge(result, override)
+        return result
 
     @classmethod
     def from_recipe(cls, recipe, train_data=None, vocab=None):
