@@ -88,14 +88,32 @@ def test_warmup_file_holds_prediction_logs(exported):
     assert tf.make_ndarray(request.inputs["text"]).dtype == object
 
 
-def test_round_trip_keras_file_then_export_gives_same_outputs(overfit_translator, exported,
-                                                              tmp_path):
-    import keras
+@pytest.fixture(scope="module")
+def cli_exported(overfit_translator, exported, tmp_path_factory):
+    """`kseq export` of the translator saved as `.keras`, next to a copy of `exported`.
 
-    path = tmp_path / "model.keras"
-    overfit_translator.save(path)
-    again = str(tmp_path / "again" / "1")
-    keras.saving.load_model(path).export(again, beam_size=4, n_best=2)
+    `(model folder, serving base)`: `<base>/numbers/1` is `exported` (copied: version 1 is
+    taken), `<base>/numbers/2` the CLI's export, read back from the `.keras` file, with the
+    same beam and n-best as `exported`. Picking version 1 in an empty folder and the
+    versions after it are tested in test_export_safety.py (without a real export).
+    """
+    import shutil
+
+    from kseq.cli import main
+
+    root = tmp_path_factory.mktemp("cli_export")
+    model_dir = root / "trained"
+    model_dir.mkdir()
+    overfit_translator.save(model_dir / "model.keras")
+    base = root / "serving"
+    shutil.copytree(exported, base / "numbers" / "1")
+    assert main(["export", str(model_dir), "--output", str(base / "numbers"), "--beam", "4",
+                 "--n-best", "2"]) == 0
+    return model_dir, base
+
+
+def test_round_trip_keras_file_then_export_gives_same_outputs(exported, cli_exported):
+    again = str(cli_exported[1] / "numbers" / "2")  # exported after a .keras round trip
     batch = tf.constant([s for s, _ in PAIRS[:4]])
     first = tf.saved_model.load(exported).signatures["serving_default"](text=batch)
     second = tf.saved_model.load(again).signatures["serving_default"](text=batch)
@@ -103,16 +121,11 @@ def test_round_trip_keras_file_then_export_gives_same_outputs(overfit_translator
     np.testing.assert_allclose(first["score"].numpy(), second["score"].numpy(), atol=1e-5)
 
 
-def test_cli_export_writes_serving_layout(overfit_translator, tmp_path):
+def test_cli_export_writes_serving_layout(cli_exported):
     from kseq.cli import main
 
-    model_dir = tmp_path / "trained"
-    model_dir.mkdir()
-    overfit_translator.save(model_dir / "model.keras")
-    base = tmp_path / "serving"
-    assert main(["export", str(model_dir), "--output", str(base / "numbers"), "--beam", "2"]) == 0
-    assert main(["export", str(model_dir), "--output", str(base / "numbers")]) == 0
-    assert sorted(os.listdir(base / "numbers")) == ["1", "2"]
+    model_dir, base = cli_exported
+    assert sorted(os.listdir(base / "numbers")) == ["1", "2"]  # the next free version
     assert 'name: "numbers"' in (base / "models.config").read_text()
     assert main(["export", str(model_dir), "--output", str(base / "numbers"),
                  "--version", "1"]) == 2
