@@ -92,7 +92,7 @@ def main(argv=None):
         model = kseq.training.load_trained(args.model)
     else:
         model = kseq.zoo.captioner("shapes_captioner", load_weights=False,
-                                   train_captions=data["train"])
+                                   train_data=data["train"])
     images = model.preprocessor.images(tf.constant([i for i, _ in data["train"]]))[0]
     length = 3 if args.smoke else model.max_target_length - 1
     ours = kseq_speed(model, images, length, args.repeats)

@@ -209,7 +209,7 @@ def classifier_rows(size, repeats):
 
     tokenizer, texts = classifier_data(size, np.random.default_rng(0))
     labels = ["negative", "positive"]
-    model = kseq.zoo.classifier("transformer", label_names=labels, vocab=tokenizer,
+    model = kseq.zoo.classifier("transformer", labels=labels, vocab=tokenizer,
                                 max_length=size["classifier_length"], **size["transformer"])
     peer = peer_model(tokenizer.vocabulary_size, size["classifier_length"], len(labels),
                       per_token=False, **size["transformer"])
@@ -223,7 +223,7 @@ def classifier_rows(size, repeats):
                           lambda t: model.predict_labels(t, batch_size=BATCH), repeats)}}
     if size["rnn_sentences"]:
         rnn = kseq.zoo.classifier("sentiment_classifier", load_weights=False,
-                                  label_names=labels, vocab=tokenizer)
+                                  labels=labels, vocab=tokenizer)
         result["rnn_preset_sentiment_classifier"] = rnn_row(
             rnn, "token_ids", texts[:size["rnn_sentences"]], batches,
             lambda t: rnn.predict_labels(t, batch_size=BATCH), repeats)
@@ -234,7 +234,7 @@ def tagger_rows(size, repeats):
     import kseq
 
     tokenizer, texts = tagger_data(size, np.random.default_rng(1))
-    model = kseq.zoo.tagger("transformer", tag_names=TAGS, vocab=tokenizer,
+    model = kseq.zoo.tagger("transformer", labels=TAGS, vocab=tokenizer,
                             max_length=size["tagger_length"], **size["transformer"])
     peer = peer_model(tokenizer.vocabulary_size, size["tagger_length"], len(TAGS),
                       per_token=True, **size["transformer"])
@@ -247,7 +247,7 @@ def tagger_rows(size, repeats):
         **transformer_row(model, "char_ids", peer, texts, batches,
                           lambda t: model.tag(t, batch_size=BATCH), repeats)}}
     if size["rnn_sentences"]:
-        rnn = kseq.zoo.tagger("turkish_pos_tagger", load_weights=False, tag_names=TAGS,
+        rnn = kseq.zoo.tagger("turkish_pos_tagger", load_weights=False, labels=TAGS,
                               vocab=tokenizer)
         result["rnn_preset_turkish_pos_tagger"] = rnn_row(
             rnn, "char_ids", texts[:size["rnn_sentences"]], batches,

@@ -62,7 +62,7 @@ def main(argv=None):
                        {"training": {"boundaries": args.boundaries}} if args.boundaries else None)
     training = recipe["training"]
     splits = zoo.build_data(recipe)
-    model = zoo.translator("transformer", train_pairs=splits["train"], recipe=recipe,
+    model = zoo.translator("transformer", train_data=splits["train"], recipe=recipe,
                            **{k: v for k, v in recipe["model"].items() if k != "arch"})
     preprocessor = TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
                                           model.max_source_length, model.max_target_length)

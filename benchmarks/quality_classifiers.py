@@ -63,8 +63,8 @@ def naive_bayes(train, test, label_names):
 
 def kseq_classifier(preset, train, test, label_names, minutes):
     keras.utils.set_random_seed(0)
-    model = zoo.classifier(preset, load_weights=False, train_pairs=train,
-                           label_names=label_names)
+    model = zoo.classifier(preset, load_weights=False, train_data=train,
+                           labels=label_names)
     training = zoo.load_recipe(preset)["training"]
     data = model.preprocessor.training_dataset(train, training["boundaries"],
                                                batch_size=training["batch_size"])

@@ -5,17 +5,30 @@ import os
 
 import pytest
 
-from captioner_fixtures import EXAMPLES
+from captioner_fixtures import EXAMPLES, overfit_captioner  # noqa: F401
 from kseq.cli import main
 
-pytestmark = pytest.mark.slow  # one tiny training run: ~15 s
+pytestmark = pytest.mark.slow  # one tiny training run and the shared captioner: ~40 s
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    run = str(tmp_path_factory.mktemp("runs") / "shapes")
-    assert main(["train", "shapes_captioner_tiny", "--output", run, "--epochs", "1"]) == 0
-    return run
+def trained(overfit_captioner, tmp_path_factory):
+    """A run folder as `kseq train` leaves it, holding the shared overfit captioner.
+
+    `caption`, `evaluate` and `export` read only `model.keras` and `recipe.json`
+    (the preset's recipe, data cut to the 5 test scenes `evaluate` scores), so
+    they reuse the captioner the other captioner tests train; `kseq train` on a
+    captioner recipe is `test_train_from_image_paths_with_a_frozen_backbone`.
+    """
+    from kseq import zoo
+
+    run = tmp_path_factory.mktemp("runs") / "shapes"
+    run.mkdir()
+    recipe = zoo.merge(zoo.load_recipe("shapes_captioner_tiny"),
+                       {"data": {"train_size": 16, "valid_size": 0, "test_size": 5}})
+    (run / "recipe.json").write_text(json.dumps(recipe))
+    overfit_captioner.save(str(run / "model.keras"))
+    return str(run)
 
 
 def test_caption_prints_one_line_per_image(trained, tmp_path, capsys):

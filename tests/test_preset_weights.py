@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import kseq
-from kseq.presets import catalog as preset_files
+from kseq.presets import catalog
 from kseq.errors import KseqError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))  # the release-time writers are not installed
 import preset_weights  # noqa: E402
-WITH_WEIGHTS = [name for name in preset_files.presets() if preset_files.has_weights(name)]
+WITH_WEIGHTS = [name for name in catalog.presets() if catalog.has_weights(name)]
 
 
 def test_a_preset_name_loads_its_trained_model_everywhere():
@@ -57,17 +57,17 @@ def test_old_names_are_aliases():
 
 def test_a_corrupt_weights_file_is_refused_naming_it_and_both_hashes(tmp_path, monkeypatch):
     for name in ("numbers_fr_transformer.json", "numbers_fr_transformer.keras"):
-        shutil.copyfile(os.path.join(preset_files.presets_folder(), name), tmp_path / name)
+        shutil.copyfile(os.path.join(catalog.presets_folder(), name), tmp_path / name)
     data = bytearray((tmp_path / "numbers_fr_transformer.keras").read_bytes())
     data[len(data) // 2] ^= 0xFF  # one flipped byte
     (tmp_path / "numbers_fr_transformer.keras").write_bytes(bytes(data))
-    monkeypatch.setattr(preset_files, "presets_folder", lambda: tmp_path)
+    monkeypatch.setattr(catalog, "presets_folder", lambda: tmp_path)
     expected = json.loads((tmp_path / "numbers_fr_transformer.json").read_text())["weights"]
     with pytest.raises(KseqError) as caught:
         kseq.zoo.translator("numbers_fr_transformer")
     message = str(caught.value)
     assert "numbers_fr_transformer.keras" in message and expected["sha256"] in message
-    assert preset_files.file_sha256(tmp_path / "numbers_fr_transformer.keras") in message
+    assert catalog.file_sha256(tmp_path / "numbers_fr_transformer.keras") in message
     (tmp_path / "numbers_fr_transformer.keras").unlink()
     with pytest.raises(KseqError, match="missing from this installation"):
         kseq.zoo.translator("numbers_fr_transformer")
@@ -75,23 +75,23 @@ def test_a_corrupt_weights_file_is_refused_naming_it_and_both_hashes(tmp_path, m
 
 def test_every_catalog_entry_matches_its_file():
     for name in WITH_WEIGHTS:
-        entry = preset_files.preset_recipe(name)["weights"]
-        path = os.path.join(preset_files.presets_folder(), entry["file"])
+        entry = catalog.preset_recipe(name)["weights"]
+        path = os.path.join(catalog.presets_folder(), entry["file"])
         assert os.path.getsize(path) == entry["bytes"]
-        assert preset_files.file_sha256(path) == entry["sha256"]
-    total = sum(preset_files.preset_recipe(n)["weights"]["bytes"] for n in WITH_WEIGHTS)
+        assert catalog.file_sha256(path) == entry["sha256"]
+    total = sum(catalog.preset_recipe(n)["weights"]["bytes"] for n in WITH_WEIGHTS)
     assert total <= 50_000_000
 
 
 WHEEL_CHECK = """
 import json, os, sys, sysconfig
 import kseq
-from kseq.presets import catalog as preset_files
+from kseq.presets import catalog
 here = os.path.realpath(sysconfig.get_paths()["purelib"])
 assert os.path.realpath(kseq.__file__).startswith(here), kseq.__file__  # the wheel's copy
 out = {}
 for name in sys.argv[1:]:
-    model = preset_files.load_preset_model(name)
+    model = catalog.load_preset_model(name)
     if hasattr(model, "translate"):
         answer = model.translate(["forty-two"], beam_size=1)
     elif hasattr(model, "caption"):  # a white image: any caption, as a string
@@ -99,7 +99,7 @@ for name in sys.argv[1:]:
         answer = [type(c).__name__ for c in model.caption([np.full((8, 8, 3), 255, "uint8")])]
     else:
         answer = type(model).__name__
-    out[name] = [answer, len(preset_files.slice_pairs(name))]
+    out[name] = [answer, len(catalog.slice_pairs(name))]
 print(json.dumps(out))
 """
 
@@ -139,7 +139,7 @@ def test_a_wheel_install_loads_every_preset_by_name(tmp_path):
     answers = json.loads(done.stdout.strip().splitlines()[-1])
     assert answers["numbers_fr_transformer"][0] == ["quarante-deux"]
     captioners = [name for name in WITH_WEIGHTS
-                  if preset_files.preset_recipe(name)["task"] == "captioner"]
+                  if catalog.preset_recipe(name)["task"] == "captioner"]
     assert captioners and all(answers[name][0] == ["str"] for name in captioners)
     assert all(answers[name][1] == 200 for name in WITH_WEIGHTS)  # slices are package data
     cli = run(str(venv / "bin" / "kseq"), "translate", "numbers_fr_transformer", "nine",
@@ -154,7 +154,7 @@ def test_float16_weights_halve_the_file_and_load_back_as_float32(tmp_path):
     path = str(tmp_path / "half.keras")
     preset_weights.save_float16_keras(model, path)
     assert os.path.getsize(path) < 0.6 * os.path.getsize(
-        os.path.join(preset_files.presets_folder(), "numbers_fr_transformer.keras"))
+        os.path.join(catalog.presets_folder(), "numbers_fr_transformer.keras"))
     half = keras.saving.load_model(path)
     assert all(w.dtype == "float32" for w in half.weights)
     for a, b in zip(half.weights, model.weights):
@@ -163,21 +163,21 @@ def test_float16_weights_halve_the_file_and_load_back_as_float32(tmp_path):
 
 
 def test_write_preset_weights_records_the_file_in_the_catalog(tmp_path):
-    shutil.copyfile(os.path.join(preset_files.presets_folder(), "numbers_fr_tiny.json"),
+    shutil.copyfile(os.path.join(catalog.presets_folder(), "numbers_fr_tiny.json"),
                     tmp_path / "numbers_fr_tiny.json")
     model = kseq.models.Translator.from_preset("numbers_fr_transformer")
     entry = preset_weights.write_preset_weights(model, "numbers_fr_tiny", folder=tmp_path)
     recipe = json.loads((tmp_path / "numbers_fr_tiny.json").read_text())
     assert recipe["weights"] == entry and entry["dtype"] == "float16"
-    assert entry["sha256"] == preset_files.file_sha256(tmp_path / "numbers_fr_tiny.keras")
+    assert entry["sha256"] == catalog.file_sha256(tmp_path / "numbers_fr_tiny.keras")
 
 
 @pytest.mark.parametrize("name", WITH_WEIGHTS)
 def test_each_shipped_preset_reproduces_its_cards_slice_figure(name):
-    entry = preset_files.preset_recipe(name)["weights"]["slice_200"]
-    pairs = preset_files.slice_pairs(name)
+    entry = catalog.preset_recipe(name)["weights"]["slice_200"]
+    pairs = catalog.slice_pairs(name)
     assert len(pairs) == 200
-    model = preset_files.load_preset_model(name)
+    model = catalog.load_preset_model(name)
     result = model.evaluate_bleu(pairs, beam_size=1, print_signature=False)
     assert abs(result["bleu"] - entry["greedy_bleu"]) <= 0.5
     assert abs(result["chrf"] - entry["greedy_chrf"]) <= 0.5
@@ -197,8 +197,8 @@ def test_a_frozen_imagenet_backbone_is_left_out_of_the_shipped_file_and_rebuilt(
     assert entry["rebuilt"] == {"layers/efficient_net_lite0": {
         "source": "efficientnet_lite0/imagenet", "arrays": len(backbone.weights)}}
     assert entry["bytes"] < 1_000_000  # the headless backbone alone is 6.8 MB in float16
-    monkeypatch.setattr(preset_files, "presets_folder", lambda: tmp_path)
-    loaded = preset_files.load_preset_model("tiny_captioner")
+    monkeypatch.setattr(catalog, "presets_folder", lambda: tmp_path)
+    loaded = catalog.load_preset_model("tiny_captioner")
     for ours, theirs in zip(backbone.weights, loaded.encoder.backbone.weights):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())  # float32, rebuilt
     assert loaded.caption(images()[:4], beam_size=1) == model.caption(images()[:4], beam_size=1)
@@ -207,7 +207,7 @@ def test_a_frozen_imagenet_backbone_is_left_out_of_the_shipped_file_and_rebuilt(
     recipe["weights"]["rebuilt"]["layers/efficient_net_lite0"]["arrays"] += 1
     (tmp_path / "tiny_captioner.json").write_text(json.dumps(recipe))
     with pytest.raises(KseqError, match="tiny_captioner.keras wrote .* the catalog expects"):
-        preset_files.load_preset_model("tiny_captioner")
+        catalog.load_preset_model("tiny_captioner")
     # A backbone that differs from ImageNet's in one value is shipped whole.
     backbone.weights[0].assign(backbone.weights[0] + 1.0)
     entry = preset_weights.write_preset_weights(model, "tiny_captioner", folder=tmp_path)

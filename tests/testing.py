@@ -138,14 +138,17 @@ def check_steps_reproduce_forward(model, examples):
         np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
 
 
-def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
+def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2, fast=None):
     """kseq's real-rows step and Keras's own, on identical copies: same logs and weights.
 
     Compiled with plain SGD: Adam would turn the float noise of zero gradients
-    into full-size steps that differ between summation orders.
+    into full-size steps that differ between summation orders. `fast`: a model
+    from `build()` to reuse as kseq's side (its weights need not be fresh: the
+    Keras side copies them); else one is built.
     """
     keras.utils.set_random_seed(3)
-    fast, plain = build(), build()
+    fast = build() if fast is None else fast
+    plain = build()
     plain.set_weights(fast.get_weights())
     plain.train_step = lambda data: keras.Model.train_step(plain, data)
     for model in (fast, plain):
@@ -160,7 +163,7 @@ def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
     for _ in range(steps):
         got = fast.train_on_batch(*batch, return_dict=True)
         want = plain.train_on_batch(*batch, return_dict=True)
-        assert set(got) == set(want)
+        assert set(got) == set(want) and np.isfinite(got["loss"])
         for name in got:
             np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6)
     assert ranks and set(ranks) == {2}  # the fast step projected `[R, D]` real rows
@@ -181,8 +184,9 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
 
     Checks: `trained` reproduces the targets; the `.keras` round trip predicts
     the same; step-by-step logits equal teacher-forced ones (tasks with a step
-    protocol); `fit` takes the three input routes; the real-rows train step
-    equals Keras's step.
+    protocol); `fit` takes the three input routes (on the first 16 examples:
+    two batches of 8 each); the real-rows train step equals Keras's step (its
+    kseq side is the model the routes trained: two `build()` calls in all).
     """
     import tensorflow as tf
 
@@ -194,9 +198,11 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
     assert predict(restored, inputs) == targets
     if hasattr(trained, "step"):
         check_steps_reproduce_forward(trained, examples[:4])
+    keras.utils.set_random_seed(3)
+    fresh = build()
     if input_routes:
-        check_input_routes(build(), examples, list(boundaries))
-    check_real_rows_step_equals_keras_step(build, examples, max(boundaries))
+        check_input_routes(fresh, examples[:16], list(boundaries))
+    check_real_rows_step_equals_keras_step(build, examples, max(boundaries), fast=fresh)
 
 
 
@@ -223,10 +229,15 @@ def plain(value):
         return tf.nest.map_structure(lambda b: b.decode("utf-8", "replace"), value.tolist())
     return value.tolist()
 
-answers = {}
+answers, failed = {}, {}
 for name, (signature, inputs) in requests.items():
-    out = served.signatures[signature](**{k: tensor(v) for k, v in inputs.items()})
+    try:
+        out = served.signatures[signature](**{k: tensor(v) for k, v in inputs.items()})
+    except Exception as error:  # run_export_test fails on it unless the request expects it
+        failed[name] = f"{type(error).__name__}: {error}"
+        continue
     answers[name] = {key: plain(value) for key, value in out.items()}
+answers["kseq_failed"] = failed
 answers["kseq_loaded"] = "kseq" in sys.modules
 print(json.dumps(answers))
 """
@@ -272,13 +283,16 @@ def check_served_ops(export_dir, extra_registered=(), loop=False):
     return op_types
 
 
-def run_export_test(export_dir, requests, loop=False, timeout=300):
+def run_export_test(export_dir, requests, loop=False, timeout=300, failing=()):
     """Loads an export in one fresh process without kseq and runs every request there.
 
     Args:
         export_dir: the SavedModel (version) folder.
         requests: `{name: (signature name, {input name: list of values})}`;
             lists of bytes travel as base64 (as TF Serving's REST `{"b64": ...}`).
+        failing: names of requests that must raise; each answers
+            `{"error": "ExceptionType: message"}`. Any other request raising fails
+            the test with its message.
 
     Returns `{name: {output name: nested lists}}` (strings decoded as UTF-8).
     Also checks the op walk (`check_served_ops`; `loop`: the graph holds the
@@ -297,4 +311,9 @@ def run_export_test(export_dir, requests, loop=False, timeout=300):
     assert done.returncode == 0, done.stderr[-3000:]
     answers = json.loads(done.stdout.strip().splitlines()[-1])
     assert answers.pop("kseq_loaded") is False
+    failed = answers.pop("kseq_failed")
+    unexpected = {name: error for name, error in failed.items() if name not in failing}
+    assert not unexpected, unexpected
+    assert set(failing) <= set(failed), f"requests that should have failed: {failing}"
+    answers.update({name: {"error": failed[name]} for name in failing})
     return answers

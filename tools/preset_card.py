@@ -35,7 +35,7 @@ sys.path[:0] = [os.path.join(ROOT, "benchmarks"), os.path.join(ROOT, "tools")]
 import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import preset_weights  # noqa: E402 (tools/preset_weights.py: the release-time writers)
 from kseq import zoo  # noqa: E402
-from kseq.presets import catalog as preset_files  # noqa: E402
+from kseq.presets import catalog  # noqa: E402
 from kseq.atomic_files import atomic_path  # noqa: E402
 from kseq.data.datasets.emoji_captions import LICENCE as EMOJI_LICENCE  # noqa: E402
 from kseq.data.datasets.libreoffice import NOTICE as LIBREOFFICE_NOTICE  # noqa: E402
@@ -139,10 +139,10 @@ def choose_weights(model, preset, full_greedy):
     """float16 unless it costs more than 0.1 BLEU on the full test split; returns the entry
     and the reloaded model's greedy figures."""
     entry = preset_weights.write_preset_weights(model, preset, float16=True)
-    reloaded = scores(preset_files.load_preset_model(preset), CHOICE["test"], 1)
+    reloaded = scores(catalog.load_preset_model(preset), CHOICE["test"], 1)
     if full_greedy["bleu"] - reloaded["bleu"] > 0.1:
         entry = preset_weights.write_preset_weights(model, preset, float16=False)
-        reloaded = scores(preset_files.load_preset_model(preset), CHOICE["test"], 1)
+        reloaded = scores(catalog.load_preset_model(preset), CHOICE["test"], 1)
     return entry, reloaded
 
 
@@ -230,7 +230,7 @@ def main():
     recipe = zoo.load_recipe(args.preset)
     splits = zoo.build_data(recipe)
     CHOICE["test"] = splits["test"]
-    model = load_trained(args.model) if args.model else preset_files.load_preset_model(args.preset)
+    model = load_trained(args.model) if args.model else catalog.load_preset_model(args.preset)
     result = {"preset": args.preset, "command": args.command, "limitations": args.limitations,
               "hardware": "2 CPU cores, flags " + " ".join(harness.cpu_flags()),
               "splits": {k: len(v) for k, v in splits.items()},

@@ -1,6 +1,6 @@
 """How monotone a model's attention is on `numbers` en->fr: a number, not only a picture.
 
-    python benchmarks/alignment_numbers.py --model numbers_fr_transformer --plot runs/align.png
+    python benchmarks/experiments/alignment_numbers.py --model numbers_fr_transformer --plot runs/align.png
 
 For each test sentence the greedy decode's step attention (`state["attention"]`)
 is read, and the share of its mass within ±1 source position of the diagonal

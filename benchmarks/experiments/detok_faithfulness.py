@@ -6,7 +6,7 @@ typography: ` :`, ` !`, « », apostrophes). The reference is the text after the
 tokenizer's own normalisation (NFC, whitespace collapsed), since that is what a
 model sees. Writes `benchmarks/experiments/results/detok_faithfulness.json`.
 
-    .venv/bin/python benchmarks/detok_faithfulness.py
+    .venv/bin/python benchmarks/experiments/detok_faithfulness.py
 """
 
 import os as _os

@@ -21,7 +21,7 @@ p-values of the paired bootstrap and of approximate randomisation (10,000
 shuffles) for "the two systems have the same chrF". Writes
 `benchmarks/experiments/results/emoji_gap_significance.json`.
 
-    .venv/bin/python benchmarks/emoji_gap_significance.py
+    .venv/bin/python benchmarks/experiments/emoji_gap_significance.py
 """
 
 import os as _os

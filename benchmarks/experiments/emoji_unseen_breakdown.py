@@ -18,7 +18,7 @@ It scores the shipped weights (6 minutes of training), not the 10-minute
 models of `quality_emoji_captions.py`, so its figures sit beside that
 script's, not in its table. Writes `benchmarks/experiments/results/emoji_unseen_breakdown.json`.
 
-    .venv/bin/python benchmarks/emoji_unseen_breakdown.py
+    .venv/bin/python benchmarks/experiments/emoji_unseen_breakdown.py
 """
 
 import os as _os

@@ -1,6 +1,6 @@
 """The issue #6 peer, OpenNMT-tf 2.32, trained and scored on kseq's LibreOffice en->fr split.
 
-    python benchmarks/peer_opennmt_libreoffice.py --minutes 40 --output runs/peer_onmt \
+    python benchmarks/experiments/peer_opennmt_libreoffice.py --minutes 40 --output runs/peer_onmt \
         --json benchmarks/experiments/results/peer_opennmt_libreoffice.json
 
 The issue's floor (BLEU 33.5) was reported for OpenNMT-tf on its own split; this

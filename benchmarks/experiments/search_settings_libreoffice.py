@@ -1,7 +1,7 @@
 """Chooses search settings on the validation split, then scores greedy and beam 4 on test.
 
-    python benchmarks/search_settings_libreoffice.py --model runs/lo_attention/model.keras \
-        --json benchmarks/experiments/results/search_settings_attention.json
+    python benchmarks/experiments/search_settings_libreoffice.py --model runs/lo_attention/model.keras \
+        --json benchmarks/experiments/results/search_settings_libreoffice_attention_20min.json
 
 `quality_libreoffice.py` scores every model with one fixed setting (GNMT length
 penalty 0.6, no n-gram blocking). Under-trained RNN and conv models repeat

@@ -8,7 +8,7 @@ decoding seconds of each setting and the best one; writes
 `benchmarks/experiments/results/select_caption_search_<name>.json`. `caption_quality.py`'s
 `mbr16` row uses the setting chosen here.
 
-    .venv/bin/python benchmarks/select_caption_search.py --model runs/emoji_en_captioner
+    .venv/bin/python benchmarks/experiments/select_caption_search.py --model runs/emoji_en_captioner
 """
 
 import os as _os

@@ -1,8 +1,8 @@
 """Model choice for the SMS and TREC presets, on validation data only (never the test folds).
 
-    .venv/bin/python benchmarks/select_classifiers.py --dataset sms
-    .venv/bin/python benchmarks/select_classifiers.py --dataset trec
-    .venv/bin/python benchmarks/select_classifiers.py --dataset movies
+    .venv/bin/python benchmarks/experiments/select_classifiers.py --dataset sms
+    .venv/bin/python benchmarks/experiments/select_classifiers.py --dataset trec
+    .venv/bin/python benchmarks/experiments/select_classifiers.py --dataset movies
 
 Each candidate (encoder x pooling x tokenizer) trains on a selection split and
 is scored on its validation rows after every epoch, so the number of epochs is
@@ -104,7 +104,7 @@ class ValidationAccuracy(keras.callbacks.Callback):
 
 def run_candidate(tokenizer, options, boundaries, train, valid, label_names, epochs, minutes):
     keras.utils.set_random_seed(0)
-    model = zoo.classifier(options["encoder"], train_pairs=train, label_names=label_names,
+    model = zoo.classifier(options["encoder"], train_data=train, labels=label_names,
                            recipe={"tokenizer": tokenizer, "training": TRAINING}, **options)
     data = model.preprocessor.training_dataset(train, boundaries, batch_size=32)
     scorer = ValidationAccuracy(model, valid)

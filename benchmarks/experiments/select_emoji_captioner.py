@@ -10,8 +10,8 @@ here, on the **validation** split only: its emoji are split the same way
 `caption_quality.SEARCHES`; the nearest-neighbour copy is scored on the same
 rows. Writes `benchmarks/experiments/results/select_emoji_captioner.json` (or `--result`).
 
-    .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6
-    .venv/bin/python benchmarks/select_emoji_captioner.py --minutes 6 \
+    .venv/bin/python benchmarks/experiments/select_emoji_captioner.py --minutes 6
+    .venv/bin/python benchmarks/experiments/select_emoji_captioner.py --minutes 6 \
         --only recipe balanced_bases_3 --result /tmp/round1.json   # then balanced_bases_6:
     # select_emoji_balance.json holds both runs (their candidates, one copy row)
 """

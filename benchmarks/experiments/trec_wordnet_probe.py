@@ -25,7 +25,7 @@ written for it:
 
 Writes `benchmarks/experiments/results/trec_wordnet_probe.json`.
 
-    .venv/bin/python benchmarks/trec_wordnet_probe.py --folds 3
+    .venv/bin/python benchmarks/experiments/trec_wordnet_probe.py --folds 3
 """
 
 import os as _os

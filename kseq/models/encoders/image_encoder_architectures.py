@@ -25,7 +25,7 @@ from kseq.layers.application_backbone import APPLICATIONS, ApplicationBackbone
 from kseq.layers.efficientnet_lite0 import EfficientNetLite0
 from kseq.layers.small_cnn import SmallCnn
 from kseq.models.encoders.image_encoder import ImageEncoder
-from kseq.models.part_catalog import encoder_names, register_encoder
+from kseq.models.part_catalog import register_encoder
 
 
 def image_size_pair(image_size):
@@ -81,4 +81,3 @@ for _application in sorted(APPLICATIONS):
     register_encoder(_application, kind="image", builds=ImageEncoder)(
         _application_encoder(_application))
 
-IMAGE_ENCODERS = encoder_names("image")
