@@ -97,10 +97,11 @@ def test_bench_translator_runs_tiny(tmp_path):
     """Only that the benchmark still runs and reports every ratio: no timing asserts."""
     output = tmp_path / "bench.json"
     done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks/bench_translator.py"),
-                           "--tiny", "--json", str(output)], capture_output=True, text=True,
+                           "--smoke", "--json", str(output)], capture_output=True, text=True,
                           timeout=900, cwd=ROOT, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     result = json.loads(output.read_text())
+    assert result["smoke"] is True  # the harness's smoke mode: the tiny size
     ratios = result["ratios_kseq_over_peer"]
     assert set(ratios) >= {"train_same_padding_tokens_per_second", "decode_beam4_forced",
                            "decode_greedy_natural", "peak_rss"}

@@ -224,7 +224,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     minutes = check_float("minutes", minutes, minimum=0.0, exclusive_minimum=True,
                           allow_none=True)
     save_every_steps = check_int("save_every_steps", save_every_steps)
-    recipe = zoo.merge(zoo.load_recipe(recipe_name), overrides)
+    recipe = zoo.load_recipe(recipe_name)
+    task = zoo.TASKS.get(recipe.get("task", "translator"))  # how its keys replace each other
+    recipe = task.merged_recipe(recipe, overrides) if task else zoo.merge(recipe, overrides)
     check_recipe(recipe)
     check_output_folder(output_dir)
     run = RunFolder(output_dir)

@@ -159,12 +159,28 @@ class Translator(EncoderDecoderTask):
 
     @classmethod
     def describe(cls, recipe):
-        """The recipe's architecture: `"transformer"`, `"attention"`, `"rnn"`, `"conv"`, or
-        `"encoder+decoder"` for a recipe that names its parts."""
+        """The recipe's architecture: `"transformer"`, `"attention"`, `"rnn"`, `"conv"` (a
+        recipe's `arch`, or the pair of parts it names), else `"encoder+decoder"`."""
         model = recipe.get("model") or {}
-        if "encoder" in model or "decoder" in model:
-            return f"{model.get('encoder', 'transformer')}+{model.get('decoder', 'transformer')}"
-        return model.get("arch", "transformer")
+        if "encoder" not in model and "decoder" not in model:
+            return model.get("arch", "transformer")
+        pair = (model.get("encoder", "transformer"), model.get("decoder", "transformer"))
+        names = {parts: name for name, parts in cls.architecture_parts.items()}
+        return names.get(pair, "+".join(pair))
+
+    @classmethod
+    def default_recipe(cls, architecture):
+        """The recipe of a bare architecture name, its parts named.
+
+        Example:
+        >>> import kseq
+        >>> kseq.models.Translator.default_recipe("attention")["model"]
+        {'encoder': 'rnn', 'decoder': 'attention'}
+        """
+        recipe = super().default_recipe(architecture)
+        encoder, decoder = cls.architecture_parts[architecture]
+        recipe["model"] = {"encoder": encoder, "decoder": decoder}
+        return recipe
 
     @classmethod
     def merged_recipe(cls, base, *overrides):
