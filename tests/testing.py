@@ -138,17 +138,14 @@ def check_steps_reproduce_forward(model, examples):
         np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
 
 
-def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2, fast=None):
+def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
     """kseq's real-rows step and Keras's own, on identical copies: same logs and weights.
 
     Compiled with plain SGD: Adam would turn the float noise of zero gradients
-    into full-size steps that differ between summation orders. `fast`: a model
-    from `build()` to reuse as kseq's side (its weights need not be fresh: the
-    Keras side copies them); else one is built.
+    into full-size steps that differ between summation orders.
     """
     keras.utils.set_random_seed(3)
-    fast = build() if fast is None else fast
-    plain = build()
+    fast, plain = build(), build()
     plain.set_weights(fast.get_weights())
     plain.train_step = lambda data: keras.Model.train_step(plain, data)
     for model in (fast, plain):
@@ -185,8 +182,9 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
     Checks: `trained` reproduces the targets; the `.keras` round trip predicts
     the same; step-by-step logits equal teacher-forced ones (tasks with a step
     protocol); `fit` takes the three input routes (on the first 16 examples:
-    two batches of 8 each); the real-rows train step equals Keras's step (its
-    kseq side is the model the routes trained: two `build()` calls in all).
+    two batches of 8 each); the real-rows train step equals Keras's step (on two
+    fresh copies: a model the routes trained is no fresh copy, its BatchNorm
+    statistics and float noise differ).
     """
     import tensorflow as tf
 
@@ -198,11 +196,9 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
     assert predict(restored, inputs) == targets
     if hasattr(trained, "step"):
         check_steps_reproduce_forward(trained, examples[:4])
-    keras.utils.set_random_seed(3)
-    fresh = build()
     if input_routes:
-        check_input_routes(fresh, examples[:16], list(boundaries))
-    check_real_rows_step_equals_keras_step(build, examples, max(boundaries), fast=fresh)
+        check_input_routes(build(), examples[:16], list(boundaries))
+    check_real_rows_step_equals_keras_step(build, examples, max(boundaries))
 
 
 

@@ -56,6 +56,7 @@ def trained_toy():
     return model
 
 
+@pytest.mark.slow  # the toy's training (shared) and the task test's fits: ~25 s
 def test_toy_classifier_passes_the_task_test(trained_toy):
     assert {label for _, label in PAIRS} == {"small", "big"}
     model = trained_toy
@@ -67,6 +68,7 @@ def test_toy_classifier_passes_the_task_test(trained_toy):
     assert config["preprocessor"]["config"]["labels"] == ["small", "big"]
 
 
+@pytest.mark.slow  # an export and a child process: ~20 s (the training is shared)
 def test_the_toy_classifier_exports_through_the_one_export_path(trained_toy, tmp_path):
     model = trained_toy
     export = str(tmp_path / "toy" / "1")
