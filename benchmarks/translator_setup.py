@@ -11,7 +11,9 @@ SIZES = {
                     example_sentences=8),
     "tiny": dict(layers=1, width=16, ff=32, heads=2, vocab=200, batch=8,
                  train_steps=4, timed_steps=2, forced_length=6, max_source=24,
-                 example_sentences=1),
+                 example_sentences=1,
+                 # The smoke run checks the XLA path once, not each search's compilation.
+                 xla_searches=("greedy_natural",), xla_train_one_shape=True),
 }
 EXAMPLE_LENGTH = 40  # the keras.io example pads every sentence to this length
 
