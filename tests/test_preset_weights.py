@@ -194,8 +194,10 @@ def test_a_frozen_imagenet_backbone_is_left_out_of_the_shipped_file_and_rebuilt(
     (tmp_path / "tiny_captioner.json").write_text(json.dumps({"task": "captioner"}))
     entry = preset_weights.write_preset_weights(model, "tiny_captioner", folder=tmp_path)
     backbone = model.encoder.backbone
-    assert entry["rebuilt"] == {"layers/efficient_net_lite0": {
-        "source": "efficientnet_lite0/imagenet", "arrays": len(backbone.weights)}}
+    group = entry["rebuilt"]["layers/efficient_net_lite0"]
+    assert {key: group[key] for key in ("source", "arrays")} == {
+        "source": "efficientnet_lite0/imagenet", "arrays": len(backbone.weights)}
+    assert len(group["sha256"]) == 64  # the values' digest, checked on loading
     assert entry["bytes"] < 1_000_000  # the headless backbone alone is 6.8 MB in float16
     monkeypatch.setattr(catalog, "presets_folder", lambda: tmp_path)
     loaded = catalog.load_preset_model("tiny_captioner")

@@ -36,7 +36,7 @@ def save_shipped_keras(model, path, float16=True, left_out=None):
     stored as float16 if `float16`, and none of the arrays of the top-level layers in
     `left_out` (`{layer: source}`: frozen backbones rebuilt on loading; their groups
     stay, empty). Returns the catalog's `rebuilt` entries: `{group path: {"source",
-    "arrays"}}`.
+    "arrays", "sha256"}}` (the SHA-256 of the left-out values, checked on loading).
 
     Keras writes each variable in its own dtype, so the file is rewritten here:
     the archive's `model.weights.h5` is copied with float16 arrays; Keras casts
@@ -53,7 +53,8 @@ def save_shipped_keras(model, path, float16=True, left_out=None):
             with h5py.File(weights_file, "r") as source:
                 for layer, origin in (left_out or {}).items():
                     group = rebuilt_backbones.group_of(source, layer, taken=rebuilt)
-                    rebuilt[group] = {"source": origin, "arrays": dataset_count(source[group])}
+                    rebuilt[group] = {"source": origin, "arrays": dataset_count(source[group]),
+                                      "sha256": rebuilt_backbones.values_sha256(source[group])}
                 with h5py.File(weights_file + ".new", "w") as target:
                     copy_tree(source, target, float16, tuple(rebuilt))
             os.replace(weights_file + ".new", weights_file)

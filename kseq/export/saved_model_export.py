@@ -20,7 +20,7 @@ import os
 
 import tensorflow as tf
 
-from kseq.errors import KseqError
+from kseq.errors import KseqError, one_line
 from kseq.export.staging import publish, staging_directory
 from kseq.version import __version__
 
@@ -63,10 +63,26 @@ def export_saved_model(model, filepath, **options):
         model.export("export/translator/1", beam_size=4)
     """
     parent = os.path.dirname(os.path.abspath(filepath))
-    with staging_directory(parent) as staging:
-        built = build_saved_model(model, staging, **options)
-        publish(built, filepath, replace=True)
+    try:
+        with staging_directory(parent) as staging:
+            built = build_saved_model(model, staging, **options)
+            publish(built, filepath, replace=True)
+    except (OSError, tf.errors.OpError) as error:
+        raise write_error(error, filepath) from None
     return filepath
+
+
+def write_error(error, folder):
+    """A `KseqError` naming `folder` for an `OSError` or a TensorFlow `OpError` (a full disk
+    is a `ResourceExhaustedError` inside `tf.saved_model.save`) raised while exporting."""
+    if isinstance(error, tf.errors.OpError):
+        reason = f"{type(error).__name__}: {one_line(error.message, 200)}"
+        received = folder
+    else:
+        reason = one_line(error.strerror or error, 200)
+        received = error.filename or folder
+    return KseqError(f"Cannot export into {folder}: {reason}; nothing was published there. "
+                     f"Received: {received}")
 
 
 def build_saved_model(model, staging, **options):

@@ -25,9 +25,11 @@ import numbers
 import os
 import re
 
+import tensorflow as tf
+
 from kseq.errors import KseqError
 from kseq.export.models_config import merge_models_config, read_models_config
-from kseq.export.saved_model_export import build_saved_model
+from kseq.export.saved_model_export import build_saved_model, write_error
 from kseq.export.staging import publish, staging_directory
 
 logger = logging.getLogger("kseq")
@@ -99,7 +101,8 @@ def export_to_serving_layout(model, base_dir, name, version=None, **export_optio
             `max_length`, `xla`, as for `model.export`.
 
     Raises `KseqError` for a bad name or version, an existing version, an
-    unreadable `models.config` or an `OSError` while writing; then no version
+    unreadable `models.config` or an `OSError` or TensorFlow `OpError` (a full
+    disk inside `tf.saved_model.save`) while writing; then no version
     folder is added and `models.config` is unchanged. After the export, the
     model's entry in `models.config` (`base_path: "/models/<name>"`, the
     Docker image's convention) is added or replaced; other entries are kept.
@@ -123,9 +126,8 @@ def export_to_serving_layout(model, base_dir, name, version=None, **export_optio
         if created:  # leave no empty <base>/<name> behind
             with contextlib.suppress(OSError):
                 os.rmdir(model_dir)
-        if isinstance(error, OSError):
-            raise KseqError(f"Cannot export into {model_dir}: {error.strerror or error}. "
-                            f"Received: {error.filename or model_dir}") from None
+        if isinstance(error, (OSError, tf.errors.OpError)):
+            raise write_error(error, model_dir) from None
         raise
     try:
         merge_models_config(config_path, name, f"/models/{name}")

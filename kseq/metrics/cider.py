@@ -32,8 +32,9 @@ hypothesis scores 0 either way). `sigma=None, clipped=False` gives the
 original CIDEr (plain cosine similarity per order; term frequencies normalised
 or not, the cosine is the same), still ×10.
 
-Tokenisation (`cider_tokens`): NFC, lower-case, each Unicode punctuation
-character (category P*) made a token of its own, then split on whitespace:
+Tokenisation (`cider_tokens`): control characters made spaces (as the in-graph
+tokenizers do), NFC, lower-case, each Unicode punctuation character (category
+P*) made a token of its own, then split on whitespace:
 `"Keycap: #1"` -> `["keycap", ":", "#", "1"]`. Scripts written without spaces
 (Japanese, Chinese) give one token per space-separated run, so there CIDEr is
 close to exact match.
@@ -56,13 +57,14 @@ import math
 import unicodedata
 
 from kseq.errors import KseqError
+from kseq.text.control_characters import replace_control_characters
 
 CiderResult = collections.namedtuple("CiderResult", ["score", "item_scores"])
 
 
 def cider_tokens(text):
     """`text` lower-cased and split into words and single punctuation characters."""
-    text = unicodedata.normalize("NFC", text).lower()
+    text = unicodedata.normalize("NFC", replace_control_characters(text)).lower()
     spaced = "".join(f" {c} " if unicodedata.category(c).startswith("P") else c for c in text)
     return spaced.split()
 

@@ -137,6 +137,11 @@ class Task(keras.Model):
         return False
 
     @classmethod
+    def check_training_rows(cls, recipe, rows, path):
+        """Checks a training file's `(line, input, target)` rows (1-based lines) before they
+        are split, raising `KseqError` that names `path` and the line (here: nothing)."""
+
+    @classmethod
     def from_preset(cls, name, load_weights=True):
         """A shipped preset's model, by keras-hub's convention.
 

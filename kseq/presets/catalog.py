@@ -107,7 +107,8 @@ def load_preset_model(name):
 
 def _with_rebuilt_backbones(path, rebuilt, scratch):
     """A copy of the `.keras` file at `path` in `scratch` with the left-out backbones'
-    arrays filled in from their sources (`{group: {"source", "arrays"}}`)."""
+    arrays filled in from their sources (`{group: {"source", "arrays", "sha256"}}`), each
+    checked against the catalog (`rebuilt_backbones.fill_checked`)."""
     import h5py
 
     complete = os.path.join(scratch, os.path.basename(path))
@@ -115,8 +116,7 @@ def _with_rebuilt_backbones(path, rebuilt, scratch):
     def fill(weights_file):
         with h5py.File(weights_file, "r+") as target:
             for group, entry in rebuilt.items():
-                written = rebuilt_backbones.fill_group(target, group, entry["source"])
-                rebuilt_backbones.check_filled(path, group, written, entry["arrays"])
+                rebuilt_backbones.fill_checked(target, group, entry, path)
 
     rewrite_weights(path, complete, fill, scratch)
     return complete

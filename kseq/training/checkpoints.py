@@ -74,6 +74,34 @@ def ensure_optimizer_built(model):
         optimizer.build(model.trainable_variables)
 
 
+def compiled_from_recipe(model, training):
+    """`model` compiled anew from a recipe's `training` section, keeping its optimizer's
+    state (step counter, moments; a loss scale starts afresh).
+
+    A `.keras` file brings back the optimizer and schedule it was saved with; a run
+    that continues it must train with the recipe it records (a new peak learning
+    rate, warm-up, clipping or label smoothing), not with the file's. An optimizer
+    whose state does not fit the recipe's is refused with one line.
+    """
+    inner = lambda optimizer: getattr(optimizer, "inner_optimizer", optimizer)
+    saved = getattr(model, "optimizer", None)
+    state = [v.numpy() for v in inner(saved).variables] if saved is not None and saved.built \
+        else None
+    model.compile_from_recipe(training)
+    if state is None:
+        return model
+    ensure_optimizer_built(model)
+    target = inner(model.optimizer).variables
+    if [tuple(v.shape) for v in target] != [value.shape for value in state]:
+        raise KseqError(f"The saved optimizer ({type(inner(saved)).__name__}, {len(state)} "
+                        f"variables) does not fit the recipe's "
+                        f"({type(inner(model.optimizer)).__name__}, {len(target)}); train into "
+                        f"a new --output. Received: {len(state)} variables")
+    for variable, value in zip(target, state):
+        variable.assign(value)
+    return model
+
+
 class CheckpointStore:
     """The checkpoints of one run folder: save, find the newest valid one, load, clear."""
 

@@ -19,10 +19,12 @@ import contextlib
 import csv
 import json
 import os
+import re
 import shutil
 
 from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text, file_sha256
 from kseq.errors import KseqError
+from kseq.training.recipe_checks import check_continuation
 
 
 def check_output_folder(path):
@@ -83,6 +85,36 @@ class RunFolder:
             raise KseqError(f"{path} is unreadable ({error}); delete it to train on the data "
                             f"given now. Received: {path}") from None
 
+    def recorded_recipe(self):
+        """The `recipe.json` of an earlier run into this folder, or None."""
+        path = self.file("recipe.json")
+        if not os.path.isfile(path):
+            return None
+        try:
+            with open(path, encoding="utf-8") as handle:
+                recipe = json.load(handle)
+            if not isinstance(recipe, dict):
+                raise ValueError("not a JSON object")
+            return recipe
+        except (OSError, ValueError) as error:
+            raise KseqError(f"{path} is unreadable ({error}); train into a new --output. "
+                            f"Received: {path}") from None
+
+    def holds_a_model(self):
+        """Whether a run goes on from this folder's `model.keras` or checkpoints."""
+        if os.path.isfile(self.model_path):
+            return True
+        with contextlib.suppress(OSError):
+            return any(re.fullmatch(r"step-\d+\.json", name)
+                       for name in os.listdir(self.backup_folder))
+        return False
+
+    def check_recipe_change(self, recipe):
+        """Refuses a changed task, model or tokenizer for a folder that holds a model
+        (`kseq.training.recipe_checks.check_continuation`)."""
+        if self.holds_a_model():
+            check_continuation(self.recorded_recipe(), recipe, self.path)
+
     def resolve_data_source(self, data_path, recipe):
         """The source to train on: `data_path`, the recorded one, or the recipe's builder.
 
@@ -94,6 +126,8 @@ class RunFolder:
                 raise KseqError(f"No such data file. Received: --data {data_path}")
             given = {"kind": "file", "path": os.path.abspath(data_path),
                      "sha256": file_sha256(data_path)}
+        elif recorded is not None and recorded["kind"] == "builder" and "data" in recipe:
+            given = {"kind": "builder", "data": recipe["data"]}  # a changed builder: refused
         elif recorded is not None:
             given = recorded
         else:

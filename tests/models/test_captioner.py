@@ -92,9 +92,9 @@ def test_transparency_composites_on_white_on_every_path(overfit_captioner):
 def test_bad_images_raise_naming_the_file_or_row(overfit_captioner, tmp_path):
     junk = tmp_path / "junk.png"
     junk.write_bytes(b"not a png")
-    cases = [([images()[0], b"", images()[1]], "row 1"), ([str(junk)], "junk.png"),
+    cases = [([images()[0], b"", images()[1]], "row 2"), ([str(junk)], "junk.png"),
              ([str(tmp_path / "missing.png")], "missing.png"),
-             ([images()[0][:-20]], "row 0"),
+             ([images()[0][:-20]], "row 1"),
              ([np.zeros((4, 4, 3), np.float32)], "float32"),
              ([np.zeros((4, 4, 2), np.uint8)], "shape"), ("scene.png", "list"),
              (np.zeros((4, 4, 3), np.uint8), "batch")]
@@ -187,7 +187,7 @@ def test_training_images_that_do_not_decode_are_refused_naming_the_row():
     pre = build().preprocessor
     rows = [(images()[0], "a red circle above a blue square"),
             (images()[1][:-20], "a cut file"), (b"not an image", "junk")]
-    with pytest.raises(kseq.errors.KseqError, match="Row 2"):
+    with pytest.raises(kseq.errors.KseqError, match="row 3 = b'not an image'"):
         pre.to_dataset(rows)
-    with pytest.raises(kseq.errors.KseqError, match="rows 1"):
+    with pytest.raises(kseq.errors.KseqError, match="do not decode.*Received: row 2$"):
         pre.to_dataset(rows[:2])

@@ -37,11 +37,11 @@ def test_top_k_probabilities_sum_to_one(trained):
 
 
 def test_bad_images_and_labels_are_refused_naming_them(trained):
-    with pytest.raises(kseq.errors.KseqError, match=r"1 image\(s\) could not be decoded.*row 1"):
+    with pytest.raises(kseq.errors.KseqError, match=r"1 image\(s\) could not be decoded.*row 2"):
         trained.predict_labels([EXAMPLES[0][0], b"not an image"])
-    with pytest.raises(kseq.errors.KseqError, match="Row 1: the label must be one of"):
+    with pytest.raises(kseq.errors.KseqError, match="Row 2: the label must be one of"):
         trained.preprocessor.to_dataset([(EXAMPLES[0][0], "bar"), (EXAMPLES[1][0], "star")])
-    with pytest.raises(kseq.errors.KseqError, match="Row 0: an image model trains on encoded"):
+    with pytest.raises(kseq.errors.KseqError, match="image model trains on encoded.*row 1 = a str"):
         trained.preprocessor.to_dataset([("picture.png", "bar")])
     with pytest.raises(kseq.errors.KseqError, match="1 training image"):
         trained.preprocessor.to_dataset([(EXAMPLES[0][0][:-20], "bar")])

@@ -93,8 +93,8 @@ def test_top_k_empty_lines_and_scores(trained):
 
 def test_bad_labels_are_refused_naming_the_row(trained):
     pre = trained.preprocessor
-    for labels, named in ((["positive", "sarcastic"], "Row 1"), ([0, 3], "Row 1"),
-                          ([True], "Row 0"), ([-1], "Row 0")):
+    for labels, named in ((["positive", "sarcastic"], "Row 2"), ([0, 3], "Row 2"),
+                          ([True], "Row 1"), ([-1], "Row 1")):  # rows counted from 1
         with pytest.raises(kseq.errors.KseqError, match=named):
             pre.to_dataset([("a film", label) for label in labels])
     assert pre.check_labels(["neutral", 0]) == [pre.label_names.index("neutral"), 0]

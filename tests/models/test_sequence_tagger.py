@@ -44,9 +44,9 @@ def test_one_tag_per_word_for_every_sentence(trained):
 
 def test_bad_pairs_name_the_sentence(trained):
     pre = trained.preprocessor
-    with pytest.raises(kseq.errors.KseqError, match="Sentence 1 has 2 words but 1 tags"):
+    with pytest.raises(kseq.errors.KseqError, match="Sentence 2 has 2 words but 1 tags"):
         pre.to_dataset([("bo kar", "NOUN VERB"), ("bo kar", "NOUN")])
-    with pytest.raises(kseq.errors.KseqError, match="Sentence 0: tags must be among"):
+    with pytest.raises(kseq.errors.KseqError, match="Sentence 1: tags must be among"):
         pre.to_dataset([("bo", "X")])
     with pytest.raises(kseq.errors.KseqError, match="list"):
         trained.tag("bo kar")

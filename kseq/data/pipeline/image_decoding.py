@@ -6,7 +6,8 @@ so a served image gives the tensor the model was trained on:
 1. **Size first.** The width and height are read from the header (PNG, GIF,
    BMP, WebP; JPEG through `tf.image.extract_jpeg_shape`) before anything is
    decoded; more than `max_pixels` is refused (a 100,000 x 100,000 PNG would
-   otherwise allocate 40 GB).
+   otherwise allocate 40 GB). A GIF is bounded by its image descriptors, every
+   frame summed, not only by its logical screen (`declared_pixels`).
 2. **Decode, keeping alpha.** Each format decodes with its own channels
    (grey, grey + alpha, RGB, RGBA; `decode_image(channels=4)` refuses JPEG
    and GIF, and `channels=3` refuses an RGBA WebP), then becomes RGBA.
@@ -106,6 +107,68 @@ def header_size(encoded):
     return tf.cond(tf.io.is_jpeg(encoded), jpeg_size, lambda: size)
 
 
+def _gif_frame_pixels(encoded):
+    """The pixels of every frame of a GIF summed, as its image descriptors declare them.
+
+    TF decodes a GIF at its frames' sizes, not at the logical screen's (a GIF
+    whose screen says 1 x 1 may hold a 65,535 x 65,535 frame), and giflib
+    reads every frame of an animation into memory even when only the first is
+    kept: the bound is on their sum. The blocks are walked without a loop over
+    bytes (a file of tiny blocks would make a `tf.while_loop` run for minutes):
+    each byte is read as if it started a block, its successor is found by
+    pointer jumping (`log2(n)` rounds of one gather each), and the frame sizes
+    are summed along the path from the first block. GIF layout: 13-byte header
+    and screen, a global colour table, then blocks until the 0x3B trailer: an
+    image (0x2C, a 9-byte descriptor with width and height at +5 and +7, a
+    local colour table, one byte, data sub-blocks) or an extension (0x21, a
+    label, data sub-blocks); a sub-block is its length byte then that many
+    bytes, and a zero length ends the chain.
+    """
+    data = tf.cast(tf.io.decode_raw(tf.strings.join([encoded, b"\0"]), tf.uint8), tf.int32)
+    last = tf.size(data) - 1  # a zero byte: every walk that runs off the end stops there
+    positions = tf.range(last + 1)
+    at = lambda index: tf.gather(data, tf.minimum(index, last))
+
+    def jump(successor, values=None):
+        """Follows `successor` to its fixed point from every position, summing `values`."""
+        values = tf.zeros_like(successor, tf.int64) if values is None else values
+
+        def double(span, successor, values):  # `span`: the steps each position has walked
+            return span * 2, tf.gather(successor, successor), values + tf.gather(values, successor)
+
+        _, successor, values = tf.while_loop(lambda span, *_: span <= last, double,
+                                             (tf.constant(1), successor, values))
+        return successor, values
+
+    def colour_table(packed):
+        return tf.where(packed >= 128, 3 * tf.bitwise.left_shift(2, packed % 8), 0)
+
+    # A sub-block chain from every position: its zero-length end.
+    chain_end, _ = jump(tf.where(data == 0, positions,
+                                 tf.minimum(positions + data + 1, last)))
+    after_chain = lambda start: tf.minimum(tf.gather(chain_end, tf.minimum(start, last)) + 1, last)
+    is_image, is_extension = tf.equal(data, 0x2C), tf.equal(data, 0x21)
+    image_next = after_chain(positions + 11 + colour_table(at(positions + 9)))
+    successor = tf.where(is_image, image_next,
+                         tf.where(is_extension, after_chain(positions + 2), positions))
+    width = tf.cast(at(positions + 5) + 256 * at(positions + 6), tf.int64)
+    height = tf.cast(at(positions + 7) + 256 * at(positions + 8), tf.int64)
+    _, pixels = jump(successor, tf.where(is_image, width * height, 0))
+    first_block = tf.minimum(13 + colour_table(at(10)), last)
+    return pixels[first_block]
+
+
+def declared_pixels(encoded):
+    """The pixels one encoded image will decode to, read from its headers without decoding.
+
+    The header's width x height; for a GIF the larger of its screen and the sum
+    of its frames (see `_gif_frame_pixels`). Unknown formats give 0.
+    """
+    pixels = tf.reduce_prod(header_size(encoded))
+    return tf.cond(_starts_with(encoded, b"GIF8"),
+                   lambda: tf.maximum(pixels, _gif_frame_pixels(encoded)), lambda: pixels)
+
+
 def _pairs(data, first, second):
     """`[n - 1]` bool: byte `i` is `first` and byte `i + 1` is `second`."""
     return tf.logical_and(tf.equal(data[:-1], first), tf.equal(data[1:], second))
@@ -152,7 +215,7 @@ def _to_rgba(image):
 def decode_one(encoded, size, max_pixels=DEFAULT_MAX_PIXELS):
     """One encoded image -> uint8 `[H, W, 3]` (see the module docstring); raises when bad."""
     height, width = size
-    pixels = tf.reduce_prod(header_size(encoded))
+    pixels = declared_pixels(encoded)
     checks = [tf.debugging.assert_less_equal(
                   pixels, tf.constant(max_pixels, tf.int64),
                   message=f"image larger than max_pixels={max_pixels}"),

@@ -10,7 +10,7 @@ Example:
 >>> from kseq.data.pipeline.image_inputs import encoded_images
 >>> encoded, names = encoded_images([np.zeros((4, 4, 3), np.uint8), b"\\x89PNG..."])
 >>> names, encoded[0][:4]
-(['row 0', 'row 1'], b'\\x89PNG')
+(['row 1', 'row 2'], b'\\x89PNG')
 """
 
 import os
@@ -36,7 +36,8 @@ def _png(array, name):
 
 
 def encoded_images(images):
-    """`images` -> `(encoded bytes list, names)`; a name ("cat.png", "row 3") for each.
+    """`images` -> `(encoded bytes list, names)`; a name ("cat.png", "row 3", rows
+    counted from 1) for each.
 
     Args:
         images: a list whose items are file paths, encoded bytes, or uint8 arrays
@@ -54,7 +55,7 @@ def encoded_images(images):
         raise KseqError("`images` must be a list (of file paths, encoded bytes or uint8 "
                         f"arrays) or a uint8 array [B, H, W, C]. Received: {type(images).__name__}")
     encoded, names = [], []
-    for row, item in enumerate(images):
+    for row, item in enumerate(images, start=1):  # rows named from 1
         if isinstance(item, (str, os.PathLike)):
             name = os.fspath(item)
             try:
@@ -64,7 +65,7 @@ def encoded_images(images):
                 raise KseqError(f"Cannot read the image file ({error.strerror}). "
                                 f"Received: {name}") from None
         elif isinstance(item, (bytes, bytearray, memoryview)):
-            name = f"row {row}"
+            name = getattr(item, "source", None) or f"row {row}"
             encoded.append(bytes(item))
         elif isinstance(item, np.ndarray):
             name = f"row {row}"
@@ -84,15 +85,25 @@ def looks_like_an_image(data):
     return isinstance(data, bytes) and data.startswith(IMAGE_MAGIC)
 
 
+class ImageFileBytes(bytes):
+    """Encoded image bytes that remember the file they were read from (`source`), so a
+    later error about them (it does not decode) can name the file, not a list index."""
+
+    source = None
+
+
 def read_image_pairs(pairs, folder):
     """`(image path, caption)` pairs of a TSV file -> `(encoded bytes, caption)` pairs.
 
     Paths are relative to `folder` (the TSV file's own), unless absolute.
-    Raises `KseqError` naming the first file that cannot be read.
+    Raises `KseqError` naming the first file that cannot be read. The bytes
+    are `ImageFileBytes` naming their file.
     """
     read = []
     for path, caption in pairs:
         full = path if os.path.isabs(path) else os.path.join(folder, path)
         (encoded,), _ = encoded_images([full])
+        encoded = ImageFileBytes(encoded)
+        encoded.source = full
         read.append((encoded, caption))
     return read

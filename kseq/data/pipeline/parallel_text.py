@@ -39,6 +39,13 @@ def read_tsv(path, strict=False):
     lines are skipped and counted (`strict=True`: raise `ParallelTextError`
     naming the file and line instead). Returns `(pairs, skipped)`.
     """
+    rows, skipped = read_tsv_rows(path, strict)
+    return [(source, target) for _, source, target in rows], skipped
+
+
+def read_tsv_rows(path, strict=False):
+    """`read_tsv` with each pair's 1-based line number: `([(line, source, target)], skipped)`,
+    so a later check can name the line of a bad row."""
     pairs, skipped = [], {"empty": 0, "ragged": 0, "not_utf8": 0}
     with _open(path) as handle:
         for number, raw in enumerate(handle, start=1):
@@ -58,7 +65,7 @@ def read_tsv(path, strict=False):
                     raise ParallelTextError(f"{path}:{number}: empty source or target")
                 skipped["empty"] += 1
                 continue
-            pairs.append((fields[0].strip(), fields[1].strip()))
+            pairs.append((number, fields[0].strip(), fields[1].strip()))
     _report(path, skipped)
     return pairs, skipped
 

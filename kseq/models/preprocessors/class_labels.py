@@ -11,7 +11,7 @@ class ClassLabels:
 
     The names are part of the config, so a saved model answers with names.
     Training labels are names (`str`) or class ids (`int` in `[0, C)`);
-    `check_labels` refuses anything else, naming the row.
+    `check_labels` refuses anything else, naming the row (counted from 1).
 
     Example:
     >>> labels = ClassLabels()
@@ -42,7 +42,7 @@ class ClassLabels:
     def check_labels(self, labels):
         """Label names or ids -> ids, or `KseqError` naming the first bad row."""
         ids = []
-        for row, label in enumerate(labels):
+        for row, label in enumerate(labels, start=1):
             if isinstance(label, (bool, np.bool_)):
                 label = None
             elif isinstance(label, (int, np.integer)) and 0 <= label < self.num_classes:

@@ -121,7 +121,7 @@ class SequenceTagger(Task):
                             f"Received: {type(sentences).__name__}")
         for row, sentence in enumerate(sentences):
             if not isinstance(sentence, (str, list, tuple)):
-                raise KseqError(f"Sentence {row} must be a string or a list of words. "
+                raise KseqError(f"Sentence {row + 1} must be a string or a list of words. "
                                 f"Received: {type(sentence).__name__}")
         return sentences
 
@@ -170,6 +170,22 @@ class SequenceTagger(Task):
     def describe(cls, recipe):
         """`"<encoder>+chars"`: the encoder reads characters."""
         return f"{(recipe.get('model') or {}).get('encoder', 'rnn')}+chars"
+
+    @classmethod
+    def check_training_rows(cls, recipe, rows, path):
+        """One tag per word on each `words<TAB>tags` line, each among the recipe's
+        `model.tag_names` when it lists them; `KseqError` naming the file and line."""
+        known = (recipe.get("model") or {}).get("tag_names")
+        for line, words, tags in rows:
+            words, tags = words.split(), tags.split()
+            if len(words) != len(tags):
+                raise KseqError(f"{path} line {line} has {len(words)} words but {len(tags)} "
+                                f"tags; give one tag per word, separated by spaces. "
+                                f"Received: {' '.join(words)[:80]!r}")
+            unknown = [tag for tag in tags if known is not None and tag not in known]
+            if unknown:
+                raise KseqError(f"{path} line {line}: tags must be among the recipe's "
+                                f"model.tag_names {known}. Received: {unknown[0]!r}")
 
     @classmethod
     def from_recipe(cls, recipe, train_data=None, vocab=None, labels=None):

@@ -11,9 +11,10 @@ from kseq.text import tokenizer_from_config
 
 
 def join_words(words):
-    """Ragged words `[B, (W)]` -> `[B]` sentences, one space between words (a space inside a
-    word becomes "_", so the word count survives)."""
-    words = tf.strings.regex_replace(words, r"\s+", "_")
+    """Ragged words `[B, (W)]` -> `[B]` sentences, one space between words (a space or a
+    control character inside a word becomes "_", so the word count survives: the
+    tokenizer makes control characters spaces)."""
+    words = tf.strings.regex_replace(words, r"(\s|\p{Cc})+", "_")
     return tf.strings.reduce_join(words, axis=-1, separator=" ")
 
 
@@ -111,7 +112,7 @@ class TaggerPreprocessor(Preprocessor):
         strings; `KseqError` naming the first sentence whose counts differ or whose tag is
         unknown."""
         checked = []
-        for row, (words, tags) in enumerate(pairs):
+        for row, (words, tags) in enumerate(pairs, start=1):
             words = words.split() if isinstance(words, str) else [str(w) for w in words]
             tags = tags.split() if isinstance(tags, str) else [str(t) for t in tags]
             if len(words) != len(tags):
