@@ -32,7 +32,7 @@ PRESET = "numbers_fr_tiny"
 # resume also needs the dropout layers' seed states back.
 OVERRIDES = {"data": {"train_size": 192, "valid_size": 8, "test_size": 8},
              "model": {"dropout": 0.1},
-             "training": {"boundaries": [32], "bleu_subset": 4}}
+             "training": {"boundaries": [32], "bleu_subset": 0}}  # 0: no validation BLEU
 KILL_AT_STEP = 8  # SIGKILL inside the write of the step-8 checkpoint (epoch 2, batch 2)
 
 # The child trains through kseq.training.train with `Model.save_weights` (checkpoints)
@@ -126,6 +126,7 @@ def test_killed_run_resumes_the_data_and_equals_an_uninterrupted_one(resumed_run
     history = (run_folder / "history.csv").read_text().splitlines()
     # The killed run logged no epoch; had it, the resumed epoch's row would be replaced.
     assert [row.split(",")[0] for row in history[1:]] == ["0", "1"]
+    assert "val_bleu" not in history[0]  # bleu_subset 0 turned the validation off
 
 
 @pytest.mark.slow

@@ -5,6 +5,22 @@ import tensorflow as tf
 from keras import ops
 
 
+def _summed_over_replicas(count):
+    """`count` summed over the replicas of a distributed train step (itself elsewhere).
+
+    Each replica then returns its share of the mean over the global batch's
+    real tokens, and the optimizer's all-reduce (a sum of the replicas'
+    gradients) gives the gradient of that mean, as one device would on the
+    whole batch, however the real tokens fall between replicas. (Keras's own
+    reductions divide by the replica count instead: right only when every
+    replica holds as many real tokens.)
+    """
+    context = tf.distribute.get_replica_context()  # None in a cross-replica context
+    if context is None or context.num_replicas_in_sync == 1:
+        return count
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, tf.stop_gradient(count))
+
+
 @keras.saving.register_keras_serializable(package="kseq")
 class MaskedSparseCrossEntropy(keras.losses.Loss):
     """Token-level cross-entropy from logits, averaged over non-padding targets.
@@ -12,7 +28,9 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
     Label smoothing spreads `label_smoothing` of the mass uniformly over the
     `V` classes (Szegedy et al.), as Keras's categorical loss does; Keras 3's
     sparse loss has no such option. Targets equal to `pad_id` add nothing, and
-    the result is the mean over the real tokens of the batch (0 if there are none).
+    the result is the mean over the real tokens of the batch (0 if there are none);
+    under a `tf.distribute` strategy, of the global batch (each replica returns
+    its share).
 
     Args:
         label_smoothing: in `[0, 1)`.
@@ -43,6 +61,15 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
             raise ValueError("`class_weights` must be positive numbers, one per class. "
                              f"Received: class_weights={class_weights!r}")
 
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """The mean itself. Keras would weight the scalar by the Keras mask of `y_pred` (a
+        decoder's padding mask) and then divide it by the replica count, which undoes the
+        global token count under a `tf.distribute` strategy; padding is masked here already."""
+        if sample_weight is not None:  # Keras's weighting, as before
+            return super().__call__(y_true, y_pred, sample_weight)
+        with keras.name_scope(self.name):
+            return self.call(y_true, y_pred)
+
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")
         logits = ops.cast(y_pred, "float32")
@@ -67,7 +94,7 @@ class MaskedSparseCrossEntropy(keras.losses.Loss):
         if self.class_weights is not None:
             mask = mask * ops.take(ops.convert_to_tensor(self.class_weights, "float32"), y_true)
         # A scalar result: Keras leaves it as is, so the mean is over real tokens only.
-        return ops.divide_no_nan(ops.sum(per_token * mask), ops.sum(mask))
+        return ops.divide_no_nan(ops.sum(per_token * mask), _summed_over_replicas(ops.sum(mask)))
 
     def get_config(self):
         return {

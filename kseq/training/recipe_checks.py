@@ -14,8 +14,12 @@ Traceback (most recent call last):
 kseq.errors.KseqError: `training.batch_size` must be an integer >= 1 or None. Received: training.batch_size=-4
 """
 
+import json
+
 from kseq.arguments import check_float, check_int
 from kseq.errors import KseqError
+from kseq.training.distribution import check_strategy
+from kseq.training.precision import check_precision
 
 # Model hyper-parameters that count something: all must be integers >= 1.
 _MODEL_COUNTS = ("num_layers", "num_heads", "hidden_dim", "intermediate_dim",
@@ -24,6 +28,7 @@ _MODEL_COUNTS = ("num_layers", "num_heads", "hidden_dim", "intermediate_dim",
 _MODEL_RATES = ("dropout", "embedding_dropout", "activation_dropout")
 _TRAINING_COUNTS = ("epochs", "batch_size", "token_budget", "warmup_steps", "bleu_subset",
                     "seed")
+_MAY_BE_ZERO = ("seed", "bleu_subset")  # bleu_subset 0: no validation BLEU (faster epochs)
 
 
 def check_recipe(recipe):
@@ -55,7 +60,7 @@ def _check_model(model):
 def _check_training(training):
     for key in _TRAINING_COUNTS:
         if key in training:
-            check_int(f"training.{key}", training[key], minimum=0 if key == "seed" else 1,
+            check_int(f"training.{key}", training[key], minimum=0 if key in _MAY_BE_ZERO else 1,
                       allow_none=key in ("batch_size", "token_budget"))
     if training.get("batch_size") is not None and training.get("token_budget") is not None:
         raise KseqError("Give `training.batch_size` or `training.token_budget`, not both. "
@@ -69,6 +74,7 @@ def _check_training(training):
     if "label_smoothing" in training:
         check_float("training.label_smoothing", training["label_smoothing"], minimum=0.0,
                     maximum=0.99)
+    _check_devices(training)
     boundaries = training.get("boundaries")
     if boundaries is not None:
         if not isinstance(boundaries, list) or not boundaries:
@@ -76,3 +82,66 @@ def _check_training(training):
                             f"Received: training.boundaries={boundaries!r}")
         for index, value in enumerate(boundaries):
             check_int(f"training.boundaries[{index}]", value)
+
+
+def _check_devices(training):
+    """The strategy, precision and XLA switch (`kseq.training.distribution`, `.precision`)."""
+    if "strategy" in training:
+        check_strategy(training["strategy"])
+    if "precision" in training:
+        check_precision(training["precision"])
+    if not isinstance(training.get("jit_compile", False), bool):
+        raise KseqError("`training.jit_compile` must be true or false. "
+                        f"Received: training.jit_compile={training['jit_compile']!r}")
+
+
+# What a trained model was built from: a continued or resumed run cannot change them.
+_MODEL_SECTIONS = ("task", "model", "tokenizer")
+
+
+def _difference(before, now, path):
+    """`(dotted path, before, now)` of the first value that differs, or None."""
+    if isinstance(before, dict) and isinstance(now, dict):
+        for key in sorted(set(before) | set(now), key=str):
+            found = _difference(before.get(key), now.get(key), f"{path}.{key}")
+            if found:
+                return found
+        return None
+    return None if before == now else (path, before, now)
+
+
+def _with_named_parts(model):
+    """A translator's `model` section with an architecture name read as its pair of parts."""
+    from kseq.models.translator import Translator  # TensorFlow only when a run continues
+
+    if not isinstance(model, dict) or model.get("arch") not in Translator.architecture_parts:
+        return model
+    named = {key: value for key, value in model.items() if key != "arch"}
+    encoder, decoder = Translator.architecture_parts[model["arch"]]
+    return {**named, "encoder": named.get("encoder", encoder),
+            "decoder": named.get("decoder", decoder)}
+
+
+def check_continuation(previous, recipe, folder):
+    """Refuses `recipe` when its task, model or tokenizer differs from `previous`, the
+    `recipe.json` of a run folder that already holds a trained model or checkpoints.
+
+    Such a run goes on with the model it finds (its parts and vocabulary), so the
+    change could not apply, and `recipe.json` must not claim it did. The `training`
+    section may change: a continued run compiles with it (learning rate, warm-up,
+    clipping, label smoothing) and batches with it.
+    """
+    if not previous:
+        return
+    for section in _MODEL_SECTIONS:  # compared as recipe.json holds them (tuples as lists)
+        before, now = previous.get(section), json.loads(json.dumps(recipe.get(section)))
+        if section == "task":
+            before, now = before or "translator", now or "translator"
+        if section == "model":  # a run recorded with `arch` and a recipe naming its parts agree
+            before, now = _with_named_parts(before), _with_named_parts(now)
+        found = _difference(before, now, section)
+        if found:
+            path, before, now = found
+            raise KseqError(f"{folder} holds a model built with {path}={before!r}; a continued "
+                            f"run keeps its model's task, model and tokenizer settings, so keep "
+                            f"that value or train into a new --output. Received: {path}={now!r}")

@@ -28,6 +28,12 @@ and at the end `model.keras`.
 - **Continuing a finished run**: training into a folder holding `model.keras`
   continues from it (weights, optimizer state, step counter), finishing an
   epoch a time budget interrupted and then `epochs` more.
+- **Devices and precision** (`training.strategy`, `training.precision`,
+  `training.jit_compile`; see `kseq.training.distribution` and
+  `kseq.training.precision`): the model, its optimizer and metrics are built,
+  resumed and continued under the strategy's scope and the precision's dtype
+  policy; `model_config.json` and `model.keras` are float32 whatever the
+  training precision, and a checkpoint resumes only at its own precision.
 """
 
 import hashlib
@@ -42,16 +48,19 @@ from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
 from kseq.data.pipeline.bucketing import bucket_by_length, filter_by_length
 from kseq.data.pipeline.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
 from kseq.data.pipeline.image_inputs import read_image_pairs
-from kseq.data.pipeline.parallel_text import read_tsv
+from kseq.data.pipeline.parallel_text import read_tsv_rows
 from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
 from kseq.presets.catalog import is_preset, load_preset_model
+from kseq.presets.keras_archive import check_declared_size
+from kseq.training.distribution import check_multi_worker_environment, make_strategy, shard_by_data
+from kseq.training.precision import config_at_precision, precision_scope, rebuilt_at_precision
 from kseq.training.recipe_checks import check_recipe
 from kseq.training.run_folder import RunFolder, check_output_folder
 from kseq.training.callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudget,
                                      weights_are_finite)
-from kseq.training.checkpoints import (CheckpointStore, ensure_optimizer_built,
-                                       estimated_file_bytes)
+from kseq.training.checkpoints import (CheckpointStore, compiled_from_recipe,
+                                       ensure_optimizer_built, estimated_file_bytes)
 from kseq.training.curves import TrainingCurves
 
 
@@ -79,9 +88,11 @@ def load_data(recipe, data_source=None):
     path = data_source["path"]
     if not os.path.isfile(path):
         raise KseqError(f"No such data file. Received: --data {path}")
-    pairs, _ = read_tsv(path)
-    if not pairs:
+    rows, _ = read_tsv_rows(path)
+    if not rows:
         raise KseqError(f"No usable `source<TAB>target` lines. Received: {path}")
+    zoo.check_training_rows(recipe, rows, path)  # the task's checks, naming file and line
+    pairs = [(source, target) for _, source, target in rows]
     if zoo.takes_images(recipe):  # `image path<TAB>caption` (or label) lines
         pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(path)))
     return split_pairs(pairs)
@@ -91,7 +102,7 @@ def _new_model(recipe, splits):
     return zoo.build(recipe, splits["train"])
 
 
-def _model_from_config(run, recipe):
+def _model_from_config(run, recipe, precision="float32"):
     config_path = run.file("model_config.json")
     try:
         with open(config_path, encoding="utf-8") as handle:
@@ -99,8 +110,8 @@ def _model_from_config(run, recipe):
     except (OSError, ValueError) as error:
         raise KseqError(f"{config_path} is unreadable ({error}); train into a new --output. "
                         f"Received: {config_path}") from None
-    if "class_name" in config:  # the serialized model
-        model = keras.saving.deserialize_keras_object(config)
+    if "class_name" in config:  # the serialized model (float32: rebuilt at the run's precision)
+        model = keras.saving.deserialize_keras_object(config_at_precision(config, precision))
     else:  # written by kseq before the parts existed: a translator's flat config
         model = Translator.from_config(config)
     return model.compile_from_recipe(recipe.get("training", {}))
@@ -114,6 +125,7 @@ def load_trained(model_dir):
     path = model_dir if str(model_dir).endswith(".keras") else os.path.join(model_dir, "model.keras")
     if not os.path.isfile(path):
         raise KseqError(f"No trained model here: expected {path}. Received: {model_dir}")
+    check_declared_size(path)  # a zip bomb is refused before anything is extracted
     try:
         return keras.saving.load_model(path)
     except Exception as error:  # a torn zip gives "File not found" from deep inside Keras
@@ -129,18 +141,27 @@ class _Start:
 
 
 def _start(run, recipe, splits, store):
-    """A new model, the newest checkpoint that loads, or the finished `model.keras`."""
+    """A new model, the newest checkpoint that loads, or the finished `model.keras`.
+
+    Call it under the run's strategy scope and `precision_scope`.
+    """
+    training = recipe.get("training", {})
+    precision = training.get("precision", "float32")
     has_model = os.path.isfile(run.file("model_config.json")) or os.path.isfile(run.model_path)
     if store.steps() and has_model:
+        _check_checkpoint_precision(store, precision)
         if os.path.isfile(run.file("model_config.json")):
-            model = _model_from_config(run, recipe)
+            model = _model_from_config(run, recipe, precision)
         else:
-            model = load_trained(run.path)
+            model = compiled_from_recipe(
+                rebuilt_at_precision(load_trained(run.path), precision, training), training)
         checkpoint = store.load_newest(model)
         if checkpoint is not None:
             return _Start(model, checkpoint=checkpoint)
-    if os.path.isfile(run.model_path):
-        return _Start(load_trained(run.path), continued=True)
+    if os.path.isfile(run.model_path):  # compiled with the recipe: its changes apply
+        model = compiled_from_recipe(
+            rebuilt_at_precision(load_trained(run.path), precision, training), training)
+        return _Start(model, continued=True)
     if store.steps():
         raise KseqError(f"No usable checkpoint in {store.folder} (see above) and no model.keras; "
                         f"train into a new --output. Received: {run.path}")
@@ -151,11 +172,22 @@ def _start(run, recipe, splits, store):
                         f"({error}). Received: model={recipe.get('model')!r}") from None
 
 
+def _check_checkpoint_precision(store, precision):
+    """A checkpoint holds the optimizer of its precision (a loss scale for mixed_float16)."""
+    latest = CheckpointStore(store.folder, report=lambda line: None).latest()  # quietly
+    recorded = (latest or {}).get("batching", {}).get("precision", "float32")
+    if latest is not None and recorded != precision:
+        raise KseqError(f"This run's checkpoint was trained in {recorded}; resume it with "
+                        f"--precision {recorded} (the finished model.keras is float32 and "
+                        f"continues at any precision). Received: --precision {precision}")
+
+
 def _batching(training, seed, steps_per_epoch):
     """What decides the batches: a checkpoint made with other values cannot resume exactly."""
     return {"seed": seed, "boundaries": sorted(training.get("boundaries", [16, 32, 48, 64])),
             "batch_size": training.get("batch_size"),
-            "token_budget": training.get("token_budget"), "steps_per_epoch": steps_per_epoch}
+            "token_budget": training.get("token_budget"), "steps_per_epoch": steps_per_epoch,
+            "precision": training.get("precision", "float32")}
 
 
 def _check_same_batching(checkpoint, batching):
@@ -185,7 +217,9 @@ def _target_epochs(start, epochs, recipe_epochs, position):
     return epochs or recipe_epochs
 
 
-def _save_final(model, run, store):
+def _save_final(model, run, store, training):
+    """Writes `model.keras` (float32) and then clears the checkpoints; returns what was saved."""
+    model = rebuilt_at_precision(model, "float32", training)
     try:
         with atomic_path(run.model_path) as scratch:
             reserve_space(scratch, estimated_file_bytes(model))
@@ -195,10 +229,12 @@ def _save_final(model, run, store):
                         f"checkpoint in {store.folder} is kept and the same command finishes "
                         f"the save. Received: {run.path}") from None
     store.clear()  # only now: a kill during the save above resumes from the checkpoint
+    return model
 
 
 def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
-          save_every_steps=50, overrides=None, verbose=1, extra_callbacks=()):
+          save_every_steps=50, overrides=None, verbose=1, extra_callbacks=(), strategy=None,
+          precision=None, jit_compile=None):
     """Trains (or resumes) into `output_dir`; returns `(model, splits, validation_history)`.
 
     Any registered task trains this way (`kseq.zoo.register_task`; the recipe's
@@ -215,6 +251,14 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
         save_every_steps: checkpoint interval in optimizer steps.
         overrides: recipe overrides, merged right-most wins.
         extra_callbacks: Keras callbacks run after kseq's own.
+        strategy: "auto", "one-device", "mirrored" or "multi-worker" (reads
+            `TF_CONFIG`); default: the recipe's `training.strategy`, else "auto".
+            The recipe's batch size or token budget is the global batch.
+        precision: "float32", "mixed_bfloat16" or "mixed_float16"; default: the
+            recipe's `training.precision`, else "float32". The saved model is
+            float32 either way.
+        jit_compile: compile the train step with XLA; default: the recipe's
+            `training.jit_compile`, else False.
 
     Raises:
         KseqError: for a bad argument or recipe value, a write that failed, or
@@ -226,22 +270,33 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     save_every_steps = check_int("save_every_steps", save_every_steps)
     recipe = zoo.load_recipe(recipe_name)
     task = zoo.TASKS.get(recipe.get("task", "translator"))  # how its keys replace each other
-    recipe = task.merged_recipe(recipe, overrides) if task else zoo.merge(recipe, overrides)
+    options = {"training": {key: value for key, value in (
+        ("strategy", strategy), ("precision", precision), ("jit_compile", jit_compile))
+        if value is not None}}  # the arguments win over the recipe's training section
+    merge = task.merged_recipe if task else zoo.merge
+    recipe = merge(recipe, overrides, options)
     check_recipe(recipe)
+    training = recipe.get("training", {})
+    check_multi_worker_environment(training.get("strategy", "auto"))
+    # Before any other op runs: a multi-worker strategy configures the runtime's collectives.
+    distribution = make_strategy(training.get("strategy", "auto"))
     check_output_folder(output_dir)
     run = RunFolder(output_dir)
     source = run.resolve_data_source(data_path, recipe)
+    run.check_recipe_change(recipe)  # a trained model's parts cannot change; training can
     try:
         splits = load_data(recipe, source)
     except TypeError as error:  # an unknown or misspelt data builder option
         raise KseqError(f"The recipe's data section does not fit its builder ({error}). "
                         f"Received: data={recipe.get('data')!r}") from None
-    training = recipe.get("training", {})
     seed = training.get("seed", 0)
     keras.utils.set_random_seed(seed)  # the same recipe builds the same initial weights
     store = CheckpointStore(run.backup_folder)
-    start = _start(run, recipe, splits, store)
-    model = start.model
+    with distribution.scope(), precision_scope(training.get("precision", "float32")):
+        start = _start(run, recipe, splits, store)
+        model = start.model
+        model.jit_compile = bool(training.get("jit_compile", False))  # a continued model too
+        ensure_optimizer_built(model)
     preprocessor = model.preprocessor
     boundaries = training.get("boundaries", [16, 32, 48, 64])
     table = ExampleTable(model.training_examples(preprocessor.tokenized(splits["train"]).apply(
@@ -253,7 +308,6 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     if steps_per_epoch == 0:
         raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "
                         f"Received: {len(splits['train'])} training pairs")
-    ensure_optimizer_built(model)
     step = int(model.optimizer.iterations.numpy())
     position = divmod(step, steps_per_epoch)
     target = _target_epochs(start, epochs, training.get("epochs", 10), position)
@@ -268,8 +322,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     atomic_write_json(run.file("recipe.json"), recipe)
     run.record_data_source(source)
     if start.checkpoint is None:  # the model checkpoints will belong to, from now on
-        atomic_write_json(run.file("model_config.json"),
-                          keras.saving.serialize_keras_object(model))
+        atomic_write_json(run.file("model_config.json"), config_at_precision(
+            keras.saving.serialize_keras_object(model), "float32"))
     _report_start(run, start, step, position, target)
 
     guard = NonFiniteLossGuard()
@@ -284,7 +338,7 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     callbacks += list(extra_callbacks)
 
     def stream(first, stop, skip):
-        return epoch_ordered_batches(table, batcher, seed, (first, stop), skip)
+        return shard_by_data(epoch_ordered_batches(table, batcher, seed, (first, stop), skip))
 
     if not (start.checkpoint or {}).get("finished"):  # else only the final save is left
         _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
@@ -298,7 +352,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
             + "Lower the learning rate or check the data. Received: "
             f"training.peak_learning_rate={training.get('peak_learning_rate')}")
     _check_finite(model, store)
-    _save_final(model, run, store)
+    with distribution.scope():
+        model = _save_final(model, run, store, training)
     return model, splits, validation.history if validation else []
 
 

@@ -1,0 +1,136 @@
+"""The `tf.distribute` strategy a run trains under, chosen by name and checked first.
+
+`training.strategy` (or `kseq train --strategy`) names it:
+
+- `auto` (default): `mirrored` over every visible GPU when there are two or
+  more, else TensorFlow's default strategy (one device, exactly as without
+  this option);
+- `one-device`: `OneDeviceStrategy` on the first GPU, or the CPU;
+- `mirrored`: `MirroredStrategy` over every GPU, or every logical CPU device
+  when there is no GPU (tests split the CPU in two with
+  `tf.config.set_logical_device_configuration`);
+- `multi-worker`: `MultiWorkerMirroredStrategy` over the cluster `TF_CONFIG`
+  describes, one process per worker, with a collective timeout so a worker
+  that dies stops the others instead of hanging them.
+
+The recipe's batch size or token budget is the **global** batch: Keras splits
+each batch evenly over the replicas (the first ones get one row more when it
+does not divide), and `kseq.metrics.MaskedSparseCrossEntropy` divides by the
+global batch's real tokens, so the update equals one device's on the same
+batch.
+
+Example:
+>>> from kseq.training.distribution import read_tf_config
+>>> read_tf_config('{"cluster": {"worker": ["127.0.0.1:2222", "127.0.0.1:2223"]}, '
+...                '"task": {"type": "worker", "index": 1}}')["task"]
+{'type': 'worker', 'index': 1}
+>>> read_tf_config('{"cluster": {}}')
+Traceback (most recent call last):
+...
+kseq.errors.KseqError: TF_CONFIG must name the cluster's workers, e.g. {"cluster": {"worker": ["host1:2222", "host2:2222"]}, "task": {"type": "worker", "index": 0}}. Received: TF_CONFIG={"cluster": {}}
+"""
+
+import json
+import os
+
+from kseq.errors import KseqError
+
+STRATEGIES = ("auto", "one-device", "mirrored", "multi-worker")
+# Seconds a collective waits for a peer before failing the step (a dead worker).
+COLLECTIVE_TIMEOUT_S = 120
+_EXAMPLE = ('{"cluster": {"worker": ["host1:2222", "host2:2222"]}, '
+            '"task": {"type": "worker", "index": 0}}')
+
+
+def check_strategy(strategy, name="training.strategy"):
+    """`strategy` if it is one of `STRATEGIES`, else a `KseqError` naming `name`."""
+    if strategy not in STRATEGIES:
+        raise KseqError(f"`{name}` must be one of {', '.join(STRATEGIES)}. "
+                        f"Received: {name}={strategy!r}")
+    return strategy
+
+
+def _fail(problem, text):
+    raise KseqError(f"TF_CONFIG {problem}. Received: TF_CONFIG={text}")
+
+
+def read_tf_config(text):
+    """The parsed `TF_CONFIG` (a JSON string) after checking its cluster and task."""
+    if not text:
+        _fail(f"is not set; `--strategy multi-worker` reads the cluster from it, e.g. "
+              f"TF_CONFIG='{_EXAMPLE}'", repr(text))
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        _fail(f"is not valid JSON ({error})", text)
+    cluster = config.get("cluster") if isinstance(config, dict) else None
+    if not isinstance(cluster, dict) or not (cluster.get("worker") or cluster.get("chief")):
+        _fail(f"must name the cluster's workers, e.g. {_EXAMPLE}", text)
+    for role, addresses in cluster.items():
+        if not isinstance(addresses, list) or not all(
+                isinstance(a, str) and a.rpartition(":")[2].isdigit() for a in addresses):
+            _fail(f"cluster.{role} must be a list of \"host:port\" strings", text)
+    task = config.get("task")
+    if not isinstance(task, dict) or task.get("type") not in cluster or isinstance(
+            task.get("index"), bool) or not isinstance(task.get("index"), int) or not (
+            0 <= task["index"] < len(cluster[task["type"]])):
+        _fail(f"must say which task this process is: \"task\": {{\"type\": one of "
+              f"{sorted(cluster)}, \"index\": its place in that list}}", text)
+    return config
+
+
+def is_chief_task(config):
+    """Whether the `TF_CONFIG` task writes the run's files: the chief, or worker 0 when the
+    cluster has no chief (TensorFlow's convention)."""
+    task, cluster = config["task"], config["cluster"]
+    return task["type"] == "chief" or (task["type"] == "worker" and task["index"] == 0
+                                       and not cluster.get("chief"))
+
+
+def check_multi_worker_environment(strategy):
+    """Reads `TF_CONFIG` when `strategy` is multi-worker (None otherwise), before any op runs."""
+    if strategy != "multi-worker":
+        return None
+    return read_tf_config(os.environ.get("TF_CONFIG", ""))
+
+
+# One strategy object per name and process: two MirroredStrategy objects in one process
+# number their collectives alike, and the second one's all-reduces then fail with "Shape
+# mismatch in the collective instance" (seen on TF 2.21); a multi-worker strategy can be
+# created only once per process anyway.
+_MADE = {}
+
+
+def make_strategy(strategy):
+    """The `tf.distribute.Strategy` a checked strategy name stands for (made once a process)."""
+    if strategy not in _MADE:
+        _MADE[strategy] = _new_strategy(strategy)
+    return _MADE[strategy]
+
+
+def _new_strategy(strategy):
+    import tensorflow as tf  # here: the CLI checks names without loading TensorFlow
+
+    if strategy == "multi-worker":  # first: listing devices would start the runtime
+        options = tf.distribute.experimental.CommunicationOptions(
+            timeout_seconds=COLLECTIVE_TIMEOUT_S)
+        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    gpus = tf.config.list_logical_devices("GPU")
+    if strategy == "auto":
+        return tf.distribute.MirroredStrategy() if len(gpus) >= 2 else tf.distribute.get_strategy()
+    if strategy == "one-device":
+        device = (gpus or tf.config.list_logical_devices("CPU"))[0]
+        return tf.distribute.OneDeviceStrategy(device.name)
+    if strategy == "mirrored":
+        devices = gpus or tf.config.list_logical_devices("CPU")
+    return tf.distribute.MirroredStrategy([device.name for device in devices])
+
+
+def shard_by_data(dataset):
+    """`dataset` split by rows over the workers (`AutoShardPolicy.DATA`): an in-memory
+    table has no files to split, and every worker must run the same number of steps."""
+    import tensorflow as tf
+
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return dataset.with_options(options)

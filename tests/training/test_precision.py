@@ -1,0 +1,152 @@
+"""Mixed precision for every task and architecture, and float32 models out of `kseq.training.train`.
+
+Each precision x architecture: built under the precision, a few steps of its
+own optimizer on a tiny set give finite, falling losses; the float32 copy
+(what `train` saves) holds the same weights and decodes.
+"""
+
+import keras
+import numpy as np
+import pytest
+
+import kseq
+from kseq.cli import main
+from kseq.training import load_trained, train
+from kseq.training.distribution import STRATEGIES
+from kseq.training.precision import PRECISIONS, precision_scope, rebuilt_at_precision
+
+import captioner_fixtures
+import classifier_fixtures
+import tagger_fixtures
+import translator_fixtures
+
+TRAINING = {"peak_learning_rate": 1e-2, "warmup_steps": 5, "label_smoothing": 0.0}
+
+
+def _translator(arch):
+    options = {"transformer": dict(num_layers=1, num_heads=2, hidden_dim=16,
+                                   intermediate_dim=32),
+               "attention": dict(units=16, embedding_dim=16),
+               "conv": dict(embedding_dim=16, hidden_dim=16, num_layers=1)}[arch]
+    return lambda: kseq.zoo.translator(arch, train_data=translator_fixtures.PAIRS, dropout=0.0,
+                                       max_source_length=16, max_target_length=16, **options)
+
+
+ARCHITECTURES = {
+    "translator-transformer": (_translator("transformer"), translator_fixtures.PAIRS, 16),
+    "translator-attention": (_translator("attention"), translator_fixtures.PAIRS, 16),
+    "translator-conv": (_translator("conv"), translator_fixtures.PAIRS, 16),
+    "captioner-cnn-attention": (lambda: kseq.zoo.captioner(
+        "small_cnn", decoder="attention", train_data=captioner_fixtures.EXAMPLES,
+        **captioner_fixtures.TINY), captioner_fixtures.EXAMPLES, 12),
+    "classifier-transformer": (classifier_fixtures.build, classifier_fixtures.EXAMPLES, 16),
+    "tagger-rnn": (tagger_fixtures.build, tagger_fixtures.EXAMPLES, 48),
+}
+
+
+def _decodes(model, examples):
+    """One output per input from the model's own verb (float32 copy, in inference)."""
+    inputs = [source for source, _ in examples[:2]]
+    if isinstance(model, kseq.models.Translator):
+        return model.translate(inputs, beam_size=2)
+    if isinstance(model, kseq.models.Captioner):
+        return model.caption(inputs, beam_size=2)
+    if isinstance(model, kseq.models.SequenceClassifier):
+        return model.predict_labels(inputs)
+    return model.tag(inputs)
+
+
+# Every architecture in mixed_float16, the precision that can overflow (masks, logits) and
+# needs loss scaling; mixed_bfloat16 (float32's range) on the two attention stacks only, to
+# keep the suite inside its time budget.
+CASES = [pytest.param(name, precision, marks=() if (name, precision) == (
+    "translator-transformer", "mixed_bfloat16") else pytest.mark.slow)
+    for name in ARCHITECTURES for precision in PRECISIONS[1:]
+    if precision == "mixed_float16" or name in ("translator-transformer",
+                                                 "captioner-cnn-attention")]
+
+
+@pytest.mark.parametrize("name,precision", CASES)
+def test_each_architecture_trains_in_mixed_precision_and_decodes_in_float32(name, precision):
+    build, examples, boundary = ARCHITECTURES[name]
+    with precision_scope(precision):
+        model = build().compile_from_recipe(TRAINING)
+    assert model.dtype_policy.name == precision and keras.config.dtype_policy().name == "float32"
+    assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer) == (
+        precision == "mixed_float16")
+    data = model.preprocessor.training_dataset(examples, [boundary], batch_size=len(examples),
+                                               shuffle=False).take(1).cache()
+    # One batch, eight steps as one epoch each: each epoch's loss is that step's loss.
+    losses = model.fit(data.repeat(), epochs=8, steps_per_epoch=1, verbose=0).history["loss"]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0], losses
+    saved = rebuilt_at_precision(model, "float32", TRAINING)
+    assert saved.dtype_policy.name == "float32"
+    for a, b in zip(saved.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert len(_decodes(saved, examples)) == 2
+
+
+TINY_RUN = {"data": {"train_size": 48, "valid_size": 0, "test_size": 4},
+            "training": {"boundaries": [32], "batch_size": 16}}
+
+
+def test_train_in_mixed_float16_saves_a_float32_model_that_continues(tmp_path):
+    output = str(tmp_path / "run")
+    model, _, _ = train("numbers_fr_tiny", output, epochs=1, verbose=0, overrides=TINY_RUN,
+                        precision="mixed_float16", save_every_steps=100)
+    assert keras.config.dtype_policy().name == "float32"  # the global policy is restored
+    reloaded = load_trained(output)
+    assert reloaded.dtype_policy.name == model.dtype_policy.name == "float32"
+    assert len(reloaded.translate(["forty-two"], beam_size=2)) == 1
+    steps = int(reloaded.optimizer.iterations.numpy())
+    assert steps >= 1  # the optimizer state travels in the float32 file
+    again, _, _ = train("numbers_fr_tiny", output, epochs=1, verbose=0, overrides=TINY_RUN,
+                        precision="mixed_bfloat16", save_every_steps=100)
+    assert int(again.optimizer.iterations.numpy()) == steps + 3  # 48 pairs / 16 a batch
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--precision", "float8"], "argument --precision: invalid choice: 'float8'"),
+    (["--strategy", "tpu"], "argument --strategy: invalid choice: 'tpu'"),
+    (["--strategy", "multi-worker"], "TF_CONFIG is not set"),
+])
+def test_bad_device_options_are_one_line_and_exit_2(argv, message, tmp_path, capsys,
+                                                    monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    assert main(["train", "numbers_fr_tiny", "--output", str(tmp_path / "run")] + argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("kseq: error: ") and message in error and error.count("\n") == 1
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("tf_config,message", [
+    ("{not json", "TF_CONFIG is not valid JSON"),
+    ('{"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "worker", "index": 1}}',
+     "TF_CONFIG must say which task this process is"),
+    ('{"cluster": {"worker": ["no-port"]}, "task": {"type": "worker", "index": 0}}',
+     "cluster.worker must be a list of \"host:port\" strings"),
+])
+def test_a_malformed_tf_config_is_one_line_and_exit_2(tf_config, message, tmp_path, capsys,
+                                                      monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", tf_config)
+    argv = ["train", "numbers_fr_tiny", "--output", str(tmp_path / "run"),
+            "--strategy", "multi-worker"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1
+
+
+def test_recipe_values_are_checked_and_the_cli_choices_match(tmp_path):
+    for key, value in (("precision", "float8"), ("strategy", "gpus"), ("jit_compile", "yes")):
+        with pytest.raises(kseq.errors.KseqError, match=f"training.{key}"):
+            train("numbers_fr_tiny", str(tmp_path / "run"), overrides={"training": {key: value}})
+    from kseq.cli import build_parser
+
+    parser = build_parser()  # every name the library takes, the command line takes too
+    for precision in PRECISIONS:
+        assert parser.parse_args(["train", "r", "--output", "o", "--precision",
+                                  precision]).precision == precision
+    for strategy in STRATEGIES:
+        assert parser.parse_args(["train", "r", "--output", "o", "--strategy",
+                                  strategy]).strategy == strategy
+    assert parser.parse_args(["train", "r", "--output", "o", "--no-jit-compile"]).jit_compile is False
