@@ -54,14 +54,6 @@ def build(recipe, train_data=None):
     return TASK_BUILDERS[task](recipe, train_data)
 
 
-def check_training_rows(recipe, rows, path):
-    """The recipe's task checks the `(line, input, target)` rows of a training file before
-    they are split (`Task.check_training_rows`): a bad row is named by file and line."""
-    task = TASKS.get(recipe.get("task", "translator"))
-    if task is not None:
-        task.check_training_rows(recipe, rows, path)
-
-
 def takes_images(recipe):
     """Whether a recipe's model reads images (its data: `image path<TAB>target` lines)."""
     task = TASKS.get(recipe.get("task", "translator"))

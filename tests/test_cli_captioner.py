@@ -48,14 +48,32 @@ def test_caption_prints_one_line_per_image(trained, tmp_path, capsys):
     assert sorted(os.listdir(tmp_path / "plots")) == ["0000.png", "0001.png"]
 
 
-def test_caption_errors_are_one_line(trained, tmp_path, capsys):
-    junk = tmp_path / "junk.png"
+def test_caption_takes_each_file_on_its_own(trained, tmp_path, capsys):
+    """Every readable image gets its caption; each bad file one warning naming it; exit 1."""
+    junk, notes, missing = tmp_path / "junk.png", tmp_path / "notes.txt", tmp_path / "gone.png"
     junk.write_bytes(b"nope")
-    assert main(["caption", trained, str(junk)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("kseq: error:") and "junk.png" in err and len(err.splitlines()) == 1
-    assert main(["caption", trained, str(tmp_path / "missing.png")]) == 2
-    assert "missing.png" in capsys.readouterr().err
+    notes.write_text("not an image\n")
+    good = [tmp_path / "good0.png", tmp_path / "good1.png"]
+    for path, (png, _) in zip(good, EXAMPLES):
+        path.write_bytes(png)
+    files = [str(good[0]), str(junk), str(notes), str(good[1]), str(missing)]
+    output = tmp_path / "captions.jsonl"
+    assert main(["caption", trained, *files, "--beam", "2", "--json",
+                 "--output", str(output)]) == 1
+    *warnings, note = capsys.readouterr().err.splitlines()
+    assert note == f"wrote 2 lines to {output}"
+    assert len(warnings) == 3 and all(line.startswith("kseq: warning: skipped ")
+                                      for line in warnings)
+    assert all(name in line for line, name in zip(warnings, ("junk.png", "notes.txt",
+                                                             "gone.png")))
+    rows = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [row["input"] for row in rows] == [str(good[0]), str(good[1])]
+    assert all(len(row["text"]) == len(row["score"]) == 1 for row in rows)
+    assert main(["caption", trained, str(junk)]) == 1  # nothing readable: still one line each
+    assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+def test_caption_errors_are_one_line(trained, tmp_path, capsys):
     assert main(["translate", trained, "one"]) == 2
     assert "Captioner" in capsys.readouterr().err
     good = tmp_path / "good.png"
@@ -67,10 +85,12 @@ def test_caption_errors_are_one_line(trained, tmp_path, capsys):
 def test_evaluate_and_export(trained, tmp_path, capsys):
     capsys.readouterr()
     assert main(["evaluate", trained, "--data", "test", "--beam", "1", "--limit", "5"]) == 0
-    summary, details = capsys.readouterr().out.split("\n", 1)  # the summary line, then JSON
-    scores = json.loads(details)
+    (summary,) = capsys.readouterr().out.splitlines()  # one line; the report with --json
+    assert main(["evaluate", trained, "--data", "test", "--beam", "1", "--limit", "5",
+                 "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
     assert set(scores) >= {"bleu", "chrf", "exact_match", "bleu_signature"}
-    assert summary.startswith("BLEU ")
+    assert summary == scores["summary"] and summary.startswith("BLEU ")
     assert summary.endswith(f"(5 pairs) | {scores['bleu_signature']}")
     assert main(["export", trained, "--output", str(tmp_path / "serving" / "captioner"),
                  "--beam", "2"]) == 0

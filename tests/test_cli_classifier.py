@@ -30,7 +30,8 @@ def trained(tmp_path_factory):
     return run
 
 
-def test_classify_prints_label_and_probability(trained, capsys, monkeypatch):
+def test_classify_prints_label_and_probability(trained, tmp_path, capsys,
+                                               monkeypatch):
     import io
 
     capsys.readouterr()
@@ -41,14 +42,24 @@ def test_classify_prints_label_and_probability(trained, capsys, monkeypatch):
     assert [row[0] for row in rows[:3]] == [label for _, label in EXAMPLES[:3]]
     assert all(len(row) == 4 and float(row[1]) >= float(row[3]) for row in rows[:3])
     assert rows[3] == ["", "0.0000", "", "0.0000"]  # an empty line has no label
+    output = tmp_path / "labels.jsonl"
+    assert main(["classify", trained, *texts, "--top-k", "2", "--json", "--output",
+                 str(output)]) == 0
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [record["input"] for record in records] == texts
+    assert [record["label"] for record in records] == [[row[0], row[2]] for row in rows[:3]]
+    assert all(abs(r["probability"][0] - float(row[1])) < 1e-4 for r, row in zip(records, rows))
 
 
 def test_evaluate_reports_f1_and_draws_the_confusion_matrix(trained, tmp_path, capsys):
     capsys.readouterr()
     plot = str(tmp_path / "confusion.png")
-    assert main(["evaluate", trained, "--data", "test", "--plot", plot]) == 0
-    summary, details = capsys.readouterr().out.split("\n", 1)  # the summary line, then JSON
-    scores = json.loads(details)
+    report = tmp_path / "report.json"
+    assert main(["evaluate", trained, "--data", "test", "--plot", plot,
+                 "--output", str(report)]) == 0
+    (summary,) = capsys.readouterr().out.splitlines()  # the headline only; the rest in FILE
+    scores = json.loads(report.read_text())
+    assert scores["summary"] == summary
     assert summary == (f"accuracy {scores['accuracy']:.3f} macro-F1 {scores['macro_f1']:.3f} "
                        f"({scores['examples']} examples)")
     assert scores["accuracy"] > 0.9 and set(scores["per_class"]) == {"negative", "neutral",
@@ -88,7 +99,12 @@ def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
     assert len(lines) == 2 and lines[1] == ""  # an empty line: no words, no tags
     assert [item.split("/")[0] for item in lines[0].split()] == ["bokar", "lumi"]
     assert all(item.split("/")[1] in ("ADJ", "NOUN", "PART", "VERB") for item in lines[0].split())
+    assert main(["tag", run, "bokar lumi", "--json"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["input"] == "bokar lumi" and row["words"] == ["bokar", "lumi"]
+    assert len(row["tags"]) == 2
     assert main(["evaluate", run, "--data", "test"]) == 0
-    summary, details = capsys.readouterr().out.split("\n", 1)
+    (summary,) = capsys.readouterr().out.splitlines()  # 300+ lines of JSON only with --json
     assert summary.startswith("token accuracy ") and summary.endswith(" sentences)")
-    assert json.loads(details)["token_accuracy"] > 0.9
+    assert main(["evaluate", run, "--data", "test", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["token_accuracy"] > 0.9

@@ -57,7 +57,7 @@ def test_each_task_declares_its_commands_and_options():
         "translate", "caption", "classify", "tag"]
     assert all({"evaluate", "export"} <= set(task.cli_verbs) for task in kseq.zoo.TASKS.values())
     assert models.Translator.export_options == models.Captioner.export_options == (
-        "beam_size", "n_best", "xla")
+        "beam_size", "n_best", "xla", "length_penalty", "alpha", "max_length")
     assert models.SequenceClassifier.export_options == models.SequenceTagger.export_options == ()
     assert models.SequenceClassifier.evaluate_options == ("plot",)
 

@@ -64,7 +64,7 @@ def _output_item(hyps, scores, cut, n_best, mbr, mbr_temperature, return_scores,
 class GenerativeTask(Task):
     """Base class of search-decoded tasks; see the module docstring."""
 
-    evaluate_options = ("beam_size", "mbr")
+    evaluate_options = ("beam_size", "mbr", "length_penalty", "alpha", "max_length")
 
     def search_settings(self, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,
                         max_length=None, min_length=0, coverage_penalty=0.0,

@@ -91,7 +91,9 @@ def load_data(recipe, data_source=None):
     rows, _ = read_tsv_rows(path)
     if not rows:
         raise KseqError(f"No usable `source<TAB>target` lines. Received: {path}")
-    zoo.check_training_rows(recipe, rows, path)  # the task's checks, naming file and line
+    task = zoo.TASKS.get(recipe.get("task", "translator"))
+    if task is not None:  # the task's checks before the split, naming file and line
+        task.check_training_rows(recipe, rows, path)
     pairs = [(source, target) for _, source, target in rows]
     if zoo.takes_images(recipe):  # `image path<TAB>caption` (or label) lines
         pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(path)))

@@ -24,7 +24,7 @@ import harness  # noqa: E402
 
 # Run in-process with --smoke (tiny sizes, seconds each).
 SMOKE = ["bench_search", "bench_step_cache", "bench_epoch_order_pipeline", "bench_classifier",
-         "bench_translator_summary", "quality_table"]
+         "bench_translator_summary", "quality_table", "bench_cli_startup"]
 # Need data, a model or a second tree not available here: --help and the source checks.
 # bench_captioner's smoke run works offline but takes ~35 s (four searches traced): --help here.
 HELP_ONLY = ["bench_captioner", "bench_decode_libreoffice",
@@ -104,7 +104,7 @@ def test_benchmark_uses_the_harness(name):
     assert exit_.value.code == 0 and "--smoke" in out.getvalue()
 
 
-@pytest.mark.slow  # small searches, a tiny Transformer step, tiny classifiers: ~35 s in all
+@pytest.mark.slow  # small searches, a tiny Transformer step, tiny classifiers, the CLI start: ~45 s
 @pytest.mark.parametrize("name", SMOKE)
 def test_benchmark_runs_in_smoke_mode(name, tmp_path, capsys):
     output = tmp_path / f"{name}.json"
@@ -117,5 +117,9 @@ def test_benchmark_runs_in_smoke_mode(name, tmp_path, capsys):
     assert result["smoke"] is True and result["machine"]["cpus"] == os.cpu_count()
     if name == "bench_classifier":
         assert {"classifier", "tagger"} <= set(result)
+    elif name == "bench_cli_startup":  # fresh processes; `import tensorflow` is the peer
+        assert not any(result["imports_tensorflow"].values())
+        assert set(result["ratio_to_import_tensorflow"]) == {"help", "train_help", "version",
+                                                             "presets"}
     else:
         assert any(key.startswith("ratio") for key in result)

@@ -210,7 +210,7 @@ class Captioner(EncoderDecoderTask):
     # === Recipes and the command line (see kseq.models.task) ===
 
     cli_verbs = ("caption", "evaluate", "export")
-    export_options = ("beam_size", "n_best", "xla")
+    export_options = ("beam_size", "n_best", "xla", "length_penalty", "alpha", "max_length")
 
     @classmethod
     def describe(cls, recipe):

@@ -144,7 +144,7 @@ class Translator(EncoderDecoderTask):
     # === Recipes and the command line (see kseq.models.task) ===
 
     cli_verbs = ("translate", "evaluate", "export")
-    export_options = ("beam_size", "n_best", "xla")
+    export_options = ("beam_size", "n_best", "xla", "length_penalty", "alpha", "max_length")
     architecture_key = "arch"
 
     # Each architecture name is a pair of parts (set with the builder, see register_builder).
