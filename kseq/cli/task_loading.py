@@ -1,0 +1,57 @@
+"""The model a command runs: loaded from a folder, a `.keras` file or a preset, with the
+close preset names for a name that is none of them."""
+
+import difflib
+import os
+
+from kseq.errors import KseqError
+
+
+def _close_presets(name):
+    """Preset names like `name`: those containing it, then difflib's close matches."""
+    from kseq.presets.catalog import presets
+
+    names = presets()
+    close = [preset for preset in names if name and name in preset]
+    close += difflib.get_close_matches(name, names, n=5, cutoff=0.6)
+    return list(dict.fromkeys(close))[:6], names
+
+
+def _unknown_name(name, what):
+    """The error for `name`, neither a file nor a preset: the close preset names (or all of
+    them, as the API lists them)."""
+    close, names = _close_presets(name)
+    listed = (f"close presets: {', '.join(close)}" if close
+              else f"the presets: {', '.join(names)}")
+    return KseqError(f"No {what} named {name!r}; {listed} (`kseq presets` describes them). "
+                     f"Received: {name}")
+
+
+def _looks_like_a_name(text):
+    return os.sep not in text and "/" not in text and not text.endswith((".keras", ".json"))
+
+
+def _import_every_room():
+    """What `import kseq` does outside the command (TensorFlow, Keras, and every kseq class
+    registered with Keras), for the commands that load or train a model."""
+    from kseq import data, decoding, layers, metrics, models, text, zoo  # noqa: F401
+
+
+def _load_task(model_dir, command):
+    """The trained model of `model_dir`, when its task answers `command` (its `cli_verbs`).
+    A bare name that is neither a folder, a file nor a preset lists the close preset names."""
+    from kseq.presets.catalog import is_preset
+
+    if not os.path.exists(model_dir) and not is_preset(model_dir) and _looks_like_a_name(
+            model_dir):
+        raise _unknown_name(model_dir, "model folder, .keras file or preset")
+    _import_every_room()
+    from kseq.training import load_trained
+
+    model = load_trained(model_dir)
+    verbs = getattr(model, "cli_verbs", ())
+    if command not in verbs:
+        raise KseqError(f"`kseq {command}` needs a model with `{command}`; this folder holds "
+                        f"a {type(model).__name__}, which answers {', '.join(verbs) or 'none'}. "
+                        f"Received: {model_dir}")
+    return model

@@ -1,0 +1,94 @@
+"""`kseq train`: train (or resume) a model from a recipe, with the command's overrides and
+a note on where a `--minutes` budget stopped it."""
+
+import contextlib
+import os
+
+from kseq.cli.results import _note
+from kseq.cli.task_loading import _import_every_room, _looks_like_a_name, _unknown_name
+from kseq.errors import KseqError
+
+
+def _training_overrides(args):
+    """`--set KEY=VALUE` (in order), then `--batch-size`, `--learning-rate` and `--seed`, as
+    one recipe override; `train` merges it, checks it like the recipe and records the merged
+    recipe in `recipe.json`."""
+    from kseq.models.recipes import merge
+
+    training = {}
+    if args.batch_size is not None:  # a batch size replaces the recipe's token budget
+        training.update(batch_size=args.batch_size, token_budget=None)
+    if args.learning_rate is not None:
+        training["peak_learning_rate"] = args.learning_rate
+    if args.seed is not None:
+        training["seed"] = args.seed
+    overrides = merge({}, *(args.set or []), {"training": training} if training else {})
+    return overrides or None
+
+
+def _stop_report():
+    """A Keras callback noting where training stopped when a callback (the `--minutes`
+    budget) ended it early: the epoch (0-based), the optimizer step and the target epoch."""
+    import keras
+
+    class StopReport(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.epoch, self.stopped = 0, None
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+
+        def on_train_end(self, logs=None):
+            if self.model.stop_training:
+                self.stopped = (self.epoch, int(self.model.optimizer.iterations.numpy()),
+                                self.params.get("epochs"))
+
+    return StopReport()
+
+
+def _budget_note(args, stopped):
+    """Where the `--minutes` budget stopped the run, and the command that continues it (a
+    finished run continues by finishing the cut epoch, then `--epochs` more). `target` is
+    the stopped `fit` call's last epoch: the run's, unless that call only finished a resumed
+    epoch (then it is that epoch, and the advice does not name a target)."""
+    import shlex
+
+    epoch, step, target = stopped
+    more = (target or 0) - (epoch + 1)
+    command = f"kseq train {shlex.quote(args.recipe)} --output {shlex.quote(args.output)}"
+    if more >= 1:
+        where = f"in epoch {epoch + 1} of {target} (step {step})"
+        advice = f"to continue to epoch {target}: {command} --epochs {more}"
+    else:
+        where = f"in epoch {epoch + 1} (step {step})"
+        advice = f"to finish epoch {epoch + 1} and train N more: {command} --epochs N"
+    return f"the {args.minutes:g}-minute budget stopped training {where}; {advice}"
+
+
+def _train(args):
+    from kseq.presets.catalog import is_preset
+
+    if not os.path.isfile(args.recipe) and not is_preset(args.recipe):
+        if _looks_like_a_name(args.recipe):
+            raise _unknown_name(args.recipe, "recipe file or preset")
+        raise KseqError(f"No such recipe file. Received: {args.recipe}")
+    _import_every_room()
+    from kseq.training import train
+
+    report = _stop_report()
+    with contextlib.ExitStack() as stack:
+        if args.quiet:  # no progress bar and no "starting at step ..." line
+            stack.enter_context(contextlib.redirect_stdout(
+                stack.enter_context(open(os.devnull, "w", encoding="utf-8"))))
+        model, splits, history = train(
+            args.recipe, args.output, data_path=args.data, epochs=args.epochs,
+            minutes=args.minutes, save_every_steps=args.save_every,
+            overrides=_training_overrides(args), verbose=0 if args.quiet else 1,
+            extra_callbacks=[report], strategy=args.strategy,
+            precision=args.precision, jit_compile=args.jit_compile)
+    if not args.quiet:
+        print(f"saved {os.path.join(args.output, 'model.keras')} "
+              f"({model.count_params():,} parameters)")
+    if report.stopped is not None and args.minutes:
+        _note(args, _budget_note(args, report.stopped))
