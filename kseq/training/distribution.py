@@ -30,13 +30,17 @@ Traceback (most recent call last):
 kseq.errors.KseqError: TF_CONFIG must name the cluster's workers, e.g. {"cluster": {"worker": ["host1:2222", "host2:2222"]}, "task": {"type": "worker", "index": 0}}. Received: TF_CONFIG={"cluster": {}}
 """
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 
-from kseq.errors import KseqError
+from kseq.errors import KseqError, one_line
 
 STRATEGIES = ("auto", "one-device", "mirrored", "multi-worker")
-# Seconds a collective waits for a peer before failing the step (a dead worker).
+# Seconds a collective waits for a peer before failing the step (a dead worker);
+# `KSEQ_COLLECTIVE_TIMEOUT_S` in the environment replaces it (tests use a few seconds).
 COLLECTIVE_TIMEOUT_S = 120
 _EXAMPLE = ('{"cluster": {"worker": ["host1:2222", "host2:2222"]}, '
             '"task": {"type": "worker", "index": 0}}')
@@ -113,7 +117,7 @@ def _new_strategy(strategy):
 
     if strategy == "multi-worker":  # first: listing devices would start the runtime
         options = tf.distribute.experimental.CommunicationOptions(
-            timeout_seconds=COLLECTIVE_TIMEOUT_S)
+            timeout_seconds=collective_timeout_s())
         return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     gpus = tf.config.list_logical_devices("GPU")
     if strategy == "auto":
@@ -134,3 +138,90 @@ def shard_by_data(dataset):
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
     return dataset.with_options(options)
+
+
+def collective_timeout_s():
+    """`KSEQ_COLLECTIVE_TIMEOUT_S` when set (a positive number), else `COLLECTIVE_TIMEOUT_S`."""
+    text = os.environ.get("KSEQ_COLLECTIVE_TIMEOUT_S")
+    if text is None:
+        return COLLECTIVE_TIMEOUT_S
+    try:
+        seconds = float(text)
+        if not seconds > 0:
+            raise ValueError
+    except ValueError:
+        raise KseqError(f"KSEQ_COLLECTIVE_TIMEOUT_S must be a positive number of seconds. "
+                        f"Received: KSEQ_COLLECTIVE_TIMEOUT_S={text!r}") from None
+    return seconds
+
+
+@contextlib.contextmanager
+def task_output_folder(output_dir, tf_config):
+    """The folder this process trains into: `output_dir` for the chief (and any run that is
+    not multi-worker), else a private copy of it that is removed afterwards.
+
+    Every worker runs the same steps and builds the same variables (their
+    creation is a collective), so the other workers do all the chief does,
+    but into a temporary folder: only the chief's `output_dir` receives
+    `model.keras`, `history.csv`, curves and checkpoints. The copy starts
+    from what `output_dir` holds, so a restarted worker resumes at the
+    chief's last checkpoint (on several machines, `output_dir` must then be
+    a shared file system).
+    """
+    if tf_config is None or is_chief_task(tf_config):
+        yield output_dir
+        return
+    private = tempfile.mkdtemp(prefix=f"kseq-{tf_config['task']['type']}"
+                                      f"{tf_config['task']['index']}-")
+    try:
+        if os.path.isdir(output_dir):
+            _copy_readable(output_dir, private)
+        yield private
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _copy_readable(source, target):
+    """Copies `source` into `target`, skipping files that vanish meanwhile (the chief
+    replaces files while a worker starts) and temporary ones."""
+    from kseq.atomic_files import TEMPORARY_PREFIX
+
+    for folder, names, files in os.walk(source):
+        names[:] = [name for name in names if not name.startswith(TEMPORARY_PREFIX)]
+        into = os.path.join(target, os.path.relpath(folder, source))
+        os.makedirs(into, exist_ok=True)
+        for name in files:
+            if not name.startswith(TEMPORARY_PREFIX):
+                with contextlib.suppress(FileNotFoundError):
+                    shutil.copy2(os.path.join(folder, name), os.path.join(into, name))
+
+
+@contextlib.contextmanager
+def lost_worker_as_error(strategy):
+    """Under `multi-worker`, a collective that failed (a worker died, or timed out) becomes
+    one `KseqError` line instead of TensorFlow's multi-page trace."""
+    if strategy != "multi-worker":
+        yield
+        return
+    import tensorflow as tf
+
+    try:
+        yield
+    except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
+            tf.errors.CancelledError, tf.errors.AbortedError, tf.errors.InternalError) as error:
+        raise KseqError(f"A worker of the cluster ({_peers()}) was lost or did not answer "
+                        f"within {collective_timeout_s():g} s, so training stopped; restart the "
+                        f"same command on every worker to resume from the chief's last "
+                        f"checkpoint. Received: {one_line(error, 300)}") from None
+
+
+def _peers():
+    """The other tasks of `TF_CONFIG`, as `worker 1 at host:port` (one of them was lost)."""
+    try:
+        config = read_tf_config(os.environ.get("TF_CONFIG", ""))
+    except KseqError:
+        return "TF_CONFIG unreadable"
+    me = (config["task"]["type"], config["task"]["index"])
+    return ", ".join(f"{role} {index} at {address}"
+                     for role, addresses in sorted(config["cluster"].items())
+                     for index, address in enumerate(addresses) if (role, index) != me)

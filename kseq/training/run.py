@@ -34,6 +34,8 @@ and at the end `model.keras`.
   resumed and continued under the strategy's scope and the precision's dtype
   policy; `model_config.json` and `model.keras` are float32 whatever the
   training precision, and a checkpoint resumes only at its own precision.
+  Under `multi-worker` only the chief writes this folder and validates; the
+  other workers train into a private copy (`distribution.task_output_folder`).
 """
 
 import hashlib
@@ -53,7 +55,9 @@ from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
 from kseq.presets.catalog import is_preset, load_preset_model
 from kseq.presets.keras_archive import check_declared_size
-from kseq.training.distribution import check_multi_worker_environment, make_strategy, shard_by_data
+from kseq.training.distribution import (check_multi_worker_environment, lost_worker_as_error,
+                                       make_strategy, shard_by_data, task_output_folder)
+from kseq.training.multi_worker_workaround import patch_for_multi_worker
 from kseq.training.precision import config_at_precision, precision_scope, rebuilt_at_precision
 from kseq.training.recipe_checks import check_recipe
 from kseq.training.run_folder import RunFolder, check_output_folder
@@ -279,10 +283,21 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     recipe = merge(recipe, overrides, options)
     check_recipe(recipe)
     training = recipe.get("training", {})
-    check_multi_worker_environment(training.get("strategy", "auto"))
+    tf_config = check_multi_worker_environment(training.get("strategy", "auto"))
+    if tf_config is not None and minutes:  # each worker's clock would stop at another step
+        raise KseqError(f"A time budget cannot end a multi-worker run yet (the workers must "
+                        f"stop at the same step); use --epochs. Received: minutes={minutes}")
     # Before any other op runs: a multi-worker strategy configures the runtime's collectives.
     distribution = make_strategy(training.get("strategy", "auto"))
     check_output_folder(output_dir)
+    # A multi-worker run's other workers train in a private copy of the folder (removed after).
+    with task_output_folder(output_dir, tf_config) as folder:
+        return _train(recipe, training, distribution, folder, data_path, epochs, minutes,
+                      save_every_steps, verbose, extra_callbacks, chief=folder == output_dir)
+
+
+def _train(recipe, training, distribution, output_dir, data_path, epochs, minutes,
+           save_every_steps, verbose, extra_callbacks, chief):
     run = RunFolder(output_dir)
     source = run.resolve_data_source(data_path, recipe)
     run.check_recipe_change(recipe)  # a trained model's parts cannot change; training can
@@ -299,6 +314,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
         model = start.model
         model.jit_compile = bool(training.get("jit_compile", False))  # a continued model too
         ensure_optimizer_built(model)
+        if training.get("strategy") == "multi-worker":
+            patch_for_multi_worker(model)  # keras-team/keras#20585
     preprocessor = model.preprocessor
     boundaries = training.get("boundaries", [16, 32, 48, 64])
     table = ExampleTable(model.training_examples(preprocessor.tokenized(splits["train"]).apply(
@@ -330,7 +347,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
 
     guard = NonFiniteLossGuard()
     budget = TimeBudget(minutes) if minutes else None
-    validation = model.validation_callback(splits["valid"], training, verbose=bool(verbose))
+    validation = model.validation_callback(splits["valid"], training, verbose=bool(verbose)) \
+        if chief else None  # scored once, by the chief
     checkpointing = Checkpointing(store, save_every_steps, steps_per_epoch, target, guard,
                                   batching, start.checkpoint and start.checkpoint["step"])
     callbacks = [guard, checkpointing] + ([validation] if validation else [])
@@ -343,8 +361,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
         return shard_by_data(epoch_ordered_batches(table, batcher, seed, (first, stop), skip))
 
     if not (start.checkpoint or {}).get("finished"):  # else only the final save is left
-        _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
-                  stopped=lambda: guard.bad_step is not None or (budget and budget.expired))
+        with lost_worker_as_error(training.get("strategy")):
+            _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
+                      stopped=lambda: guard.bad_step is not None or (budget and budget.expired))
     if guard.bad_step is not None:
         kept = store.latest()
         raise KseqError(
