@@ -51,6 +51,15 @@ def test_classify_prints_label_and_probability(trained, tmp_path, capsys,
     assert all(abs(r["probability"][0] - float(row[1])) < 1e-4 for r, row in zip(records, rows))
 
 
+def test_training_logs_validation_accuracy_each_epoch(trained):
+    rows = [line.split(",") for line in open(os.path.join(trained, "history.csv"))
+            .read().splitlines()]
+    column = rows[0].index("val_accuracy")  # beside Keras's loss: the progress line's too
+    accuracy = [float(row[column]) for row in rows[1:]]
+    assert len(accuracy) == RECIPE["training"]["epochs"]
+    assert all(0.0 <= value <= 1.0 for value in accuracy) and accuracy[-1] > 0.9
+
+
 def test_evaluate_reports_f1_and_draws_the_confusion_matrix(trained, tmp_path, capsys):
     capsys.readouterr()
     plot = str(tmp_path / "confusion.png")
@@ -92,7 +101,9 @@ def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
     run = str(tmp_path / "run")
     assert main(["train", str(tmp_path / "recipe.json"), "--data", str(tmp_path / "tagged.tsv"),
                  "--output", run]) == 0
-    capsys.readouterr()
+    assert "epoch 2: val token accuracy " in capsys.readouterr().out
+    header = open(os.path.join(run, "history.csv")).readline().strip().split(",")
+    assert "val_token_accuracy" in header
     monkeypatch.setattr("sys.stdin", io.StringIO("bokar lumi\n\n"))
     assert main(["tag", run]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -5,7 +5,16 @@ import sys
 
 import pytest
 
+from testing import warnings_as_errors
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(autouse=True)
+def _no_warnings():
+    """The examples run without a warning (but named third-party deprecations; `testing`)."""
+    with warnings_as_errors():
+        yield
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ import pytest
 import tensorflow as tf
 
 from kseq.cli import build_parser
+from testing import warnings_as_errors
 
 pytestmark = pytest.mark.slow  # two tiny trainings: ~30 s
 
@@ -54,7 +55,7 @@ PYTHON_SAMPLES = {
          "from image_classifier_fixtures import EXAMPLES; "
          "splits = {'train': EXAMPLES, 'test': EXAMPLES}; "
          "png_bytes, uint8_array = EXAMPLES[0][0], __import__('image_classifier_fixtures')"
-         ".draw('dot', 3); open('glyph.png', 'wb').write(EXAMPLES[1][0])"),
+         ".draw('dot', 3); __import__('pathlib').Path('glyph.png').write_bytes(EXAMPLES[1][0])"),
         ("epochs=40", "epochs=1")],
     "kseq.data.turkish_pos()": [
         ("splits = kseq.data.turkish_pos()",
@@ -91,6 +92,13 @@ def shrunk(code):
 
 def sample(key):
     return shrunk(next(code for code in blocks("python") if key in code))
+
+
+@pytest.fixture(autouse=True)
+def _no_warnings():
+    """The samples run without a warning (but named third-party deprecations; `testing`)."""
+    with warnings_as_errors():
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -155,8 +163,9 @@ def test_links_between_the_pages_resolve():
 @pytest.fixture(scope="module")
 def translator_sample(workdir):
     namespace = {}
-    exec(sample('numbers_dataset("fr", train_size=30000)'), namespace)  # the quick start's training
-    exec(sample('model.export("export/translator/1")'), namespace)  # its export, same model
+    with warnings_as_errors():  # a module fixture: before the tests' own `_no_warnings`
+        exec(sample('numbers_dataset("fr", train_size=30000)'), namespace)  # the quick start
+        exec(sample('model.export("export/translator/1")'), namespace)  # its export, same model
     return namespace
 
 

@@ -66,6 +66,15 @@ def _budget_note(args, stopped):
     return f"the {args.minutes:g}-minute budget stopped training {where}; {advice}"
 
 
+def _writes_the_run(args):
+    """Whether this process saved the run: every run but a multi-worker one's non-chief tasks."""
+    if args.strategy != "multi-worker":
+        return True
+    from kseq.training.distribution import check_multi_worker_environment, is_chief_task
+
+    return is_chief_task(check_multi_worker_environment("multi-worker"))
+
+
 def _train(args):
     from kseq.presets.catalog import is_preset
 
@@ -87,7 +96,7 @@ def _train(args):
             overrides=_training_overrides(args), verbose=0 if args.quiet else 1,
             extra_callbacks=[report], strategy=args.strategy,
             precision=args.precision, jit_compile=args.jit_compile)
-    if not args.quiet:
+    if not args.quiet and _writes_the_run(args):
         print(f"saved {os.path.join(args.output, 'model.keras')} "
               f"({model.count_params():,} parameters)")
     if report.stopped is not None and args.minutes:

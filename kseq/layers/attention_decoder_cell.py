@@ -37,6 +37,12 @@ class AttentionDecoderCell(keras.layers.Layer):
         memory: `[B, S, M]`; memory_keys: from `project_memory`;
         memory_mask: `[B, S]` bool.
 
+    Masking: `inputs` may carry a Keras mask `[B]` (the step's token embedding
+    with `mask_zero`: False where the fed id is padding). Every row is computed
+    on its own, so a padded row changes no other; the mask is handed on to
+    `output` (the row's output stems from a padded input; the state's `"feed"`
+    is that same tensor), not to `"h"` or the weights.
+
     Returns:
         `(output h̃_t [B, U], new_state, weights [B, S])`.
 
@@ -62,6 +68,7 @@ class AttentionDecoderCell(keras.layers.Layer):
         self.luong_score = luong_score
         self.input_feeding = input_feeding
         self.dropout = dropout
+        self.supports_masking = True
 
     def build(self, inputs_shape, memory_shape=None):
         memory_shape = memory_shape or (None, None, self.units)
@@ -106,6 +113,11 @@ class AttentionDecoderCell(keras.layers.Layer):
         if self.cell == "lstm":
             new_state["c"] = new_states[1]
         return output, new_state, weights
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """`(mask of output, masks of the state (None), mask of the weights (None))`."""
+        keys = ("h", "feed", "c") if self.cell == "lstm" else ("h", "feed")
+        return previous_mask, {key: None for key in keys}, None
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, "cell": self.cell,

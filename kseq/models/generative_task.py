@@ -61,6 +61,24 @@ def _output_item(hyps, scores, cut, n_best, mbr, mbr_temperature, return_scores,
     return item if len(item) > 1 else out
 
 
+class _SettingsSearch:
+    """`model.search(inputs, settings, *prompt)` for one `settings`, as its own callable.
+
+    TensorFlow counts a `tf.function`'s traces per Python code object: with a
+    lambda, the cached searches of every settings would share one count, and
+    five settings in a row would log a "triggered tf.function retracing"
+    warning although each search is traced once. An object is counted on its
+    own.
+    """
+
+    def __init__(self, model, settings):
+        self.model = model
+        self.settings = settings
+
+    def __call__(self, inputs, *prompt):
+        return self.model.search(inputs, self.settings, *prompt)
+
+
 class GenerativeTask(Task):
     """Base class of search-decoded tasks; see the module docstring."""
 
@@ -143,9 +161,8 @@ class GenerativeTask(Task):
             # No autograph (the search is explicit `tf.while_loop`s, as in the exports):
             # autograph re-reads the source at trace time, so a file edited while a long
             # training runs could be traced instead of the code that was loaded.
-            cache[key] = tf.function(lambda inputs, *prompt: self.search(inputs, settings, *prompt),
-                                     input_signature=signature, jit_compile=xla or None,
-                                     autograph=False)
+            cache[key] = tf.function(_SettingsSearch(self, settings), input_signature=signature,
+                                     jit_compile=xla or None, autograph=False)
         return cache[key]
 
     def generate(self, inputs, beam_size=4, length_penalty="gnmt", alpha=0.6, n_best=1,

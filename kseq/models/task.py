@@ -10,7 +10,8 @@ decoder or a head: registered layers) and a preprocessor. The base gives it:
 - **Training defaults.** `compile_from_recipe(training)` (Adam with warm-up
   and inverse-sqrt decay, the masked loss with label smoothing, masked
   accuracy, padding labels `label_pad_id`) and `validation_callback(...)`
-  (none here; generative tasks report BLEU) are what `kseq train` uses.
+  (the task's `validation_score` on validation examples each epoch, as
+  `val_<score>`; generative tasks report BLEU) are what `kseq train` uses.
 - **One export path.** `export(filepath, **options)` writes the task's
   `serving_spec(**options)` (a `kseq.export.ServingSpec`: its signatures,
   assets, warm-up inputs) as a TF Serving SavedModel; other formats, or a
@@ -39,10 +40,10 @@ import logging
 
 import keras
 import numpy as np
-import tensorflow as tf  # eager or graph: see `inference_logits`
+import tensorflow as tf  # eager or graph: see `inference_logits`; `fit`'s dataset check
 
 from kseq.errors import KseqError
-from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
+from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy, ValidationScoreCallback
 from kseq.models.real_rows_train_step import real_rows_train_step
 from kseq.models.recipes import merge
 from kseq.presets.catalog import canonical_name, has_weights, load_preset_model, preset_recipe
@@ -70,6 +71,22 @@ def _is_pairs(x):
             int, float, np.number)) for pair in x)
 
 
+class _InferenceCall:
+    """`model(x, training=False)` as a callable object of its own.
+
+    TensorFlow counts a `tf.function`'s traces per Python code object: with a
+    lambda, the inference functions of every model in the process would share
+    one count, and a few models used in turn would log a "triggered
+    tf.function retracing" warning although each traces once or twice.
+    """
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, inputs):
+        return self.model(inputs, training=False)
+
+
 class Task(keras.Model):
     """Base class of task models; see the module docstring."""
 
@@ -84,6 +101,9 @@ class Task(keras.Model):
     # `serving_spec(...)` take, by their keyword names (e.g. "beam_size").
     evaluate_options = ()
     export_options = ()
+    # The score of `evaluate(pairs)` that `validation_callback` logs each epoch as
+    # `val_<score>` (None: no report; a generative task reports BLEU instead).
+    validation_score = None
     # The recipe's `model` key naming the architecture, and the tokenizer kind of a
     # recipe built from an architecture name (`default_recipe`).
     architecture_key = "encoder"
@@ -198,8 +218,17 @@ class Task(keras.Model):
         return None
 
     def validation_callback(self, examples, training, verbose=True):
-        """A callback that scores `examples` each epoch (with a `history` list), or None."""
-        return None
+        """A callback that scores `examples` each epoch (with a `history` list), or None.
+
+        Here: `validation_score` of `evaluate(pairs)` on at most
+        `training["validation_subset"]` (500; 0 turns it off) examples, logged
+        as `val_<score>`; None when the task names no score.
+        """
+        subset = training.get("validation_subset", 500)
+        if self.validation_score is None or not subset:
+            return None
+        return ValidationScoreCallback(examples, self.validation_score, subset=subset,
+                                       verbose=verbose)
 
     def training_examples(self, examples):
         """Tokenised training examples -> what the model trains on (here: unchanged).
@@ -221,11 +250,22 @@ class Task(keras.Model):
         if not tf.executing_eagerly():
             return self(inputs, training=False)
         forward = self.__dict__.get("_inference_forward")  # untracked: not saved
-        if forward is None:
-            forward = tf.function(lambda x: self(x, training=False), reduce_retracing=True,
+        if forward is None:  # an object, not a lambda: see `_InferenceCall`
+            forward = tf.function(_InferenceCall(self), reduce_retracing=True,
                                   jit_compile=False, autograph=False)
             self.__dict__["_inference_forward"] = forward
         return forward(inputs)
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        """Keras's `fit`; on a `tf.data.Dataset`, `shuffle` defaults to False.
+
+        Keras never shuffles a dataset (kseq's `training_dataset` shuffles
+        itself), yet its default `shuffle=True` makes every `fit(dataset)` warn
+        that the flag is ignored. Arrays keep Keras's default.
+        """
+        if isinstance(x, tf.data.Dataset) and len(args) < 7:  # 7: `shuffle` not positional
+            kwargs.setdefault("shuffle", False)
+        return super().fit(x, y, *args, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
         """The task's scores on `(input, reference)` pairs; otherwise Keras's `evaluate`.

@@ -1,4 +1,4 @@
-"""Loss and BLEU curves of a training run, redrawn as a PNG after every epoch."""
+"""Loss and validation-score curves of a training run, redrawn as a PNG after every epoch."""
 
 import sys
 
@@ -6,9 +6,14 @@ import keras
 
 from kseq.atomic_files import atomic_path
 
+# The validation scores a curve is drawn for, by their epoch-log names and axis labels.
+VALIDATION_SCORES = {"val_bleu": "validation BLEU", "val_accuracy": "validation accuracy",
+                     "val_token_accuracy": "validation token accuracy"}
+
 
 def plot_curves(rows, path):
-    """Draws `loss` (and `val_bleu` when present) per epoch from `rows` (dicts); writes `path`.
+    """Draws `loss` (and a validation score of `VALIDATION_SCORES` when every row has it)
+    per epoch from `rows` (dicts); writes `path`.
 
     Example:
     >>> import os, tempfile
@@ -29,10 +34,12 @@ def plot_curves(rows, path):
     loss_axes.set_xlabel("epoch")
     loss_axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     loss_axes.set_ylabel("training loss", color="tab:blue")
-    if all("val_bleu" in row for row in rows):
-        bleu_axes = loss_axes.twinx()
-        bleu_axes.plot(epochs, [row["val_bleu"] for row in rows], "s-", color="tab:orange")
-        bleu_axes.set_ylabel("validation BLEU", color="tab:orange")
+    score = next((key for key in VALIDATION_SCORES if rows and all(key in row for row in rows)),
+                 None)
+    if score:
+        score_axes = loss_axes.twinx()
+        score_axes.plot(epochs, [row[score] for row in rows], "s-", color="tab:orange")
+        score_axes.set_ylabel(VALIDATION_SCORES[score], color="tab:orange")
     figure.tight_layout()
     try:
         with atomic_path(path) as scratch:  # a kill mid-write never leaves a torn PNG
@@ -42,9 +49,10 @@ def plot_curves(rows, path):
 
 
 class TrainingCurves(keras.callbacks.Callback):
-    """Keeps each epoch's logs and redraws `path` (loss and validation BLEU) after each epoch.
+    """Keeps each epoch's logs and redraws `path` (loss and validation score) after each epoch.
 
-    Place it after the `BleuCallback` so the epoch logs already hold `val_bleu`.
+    Place it after the validation callback (`BleuCallback`, `ValidationScoreCallback`) so
+    the epoch logs already hold its score.
     Without matplotlib (the `plot` extra) it says so once and draws nothing.
     """
 

@@ -27,8 +27,9 @@ _MODEL_COUNTS = ("num_layers", "num_heads", "hidden_dim", "intermediate_dim",
                  "num_encoder_layers", "num_decoder_layers", "kernel_size")
 _MODEL_RATES = ("dropout", "embedding_dropout", "activation_dropout")
 _TRAINING_COUNTS = ("epochs", "batch_size", "token_budget", "warmup_steps", "bleu_subset",
-                    "seed")
-_MAY_BE_ZERO = ("seed", "bleu_subset")  # bleu_subset 0: no validation BLEU (faster epochs)
+                    "validation_subset", "seed")
+# bleu_subset / validation_subset 0: no validation score each epoch (faster epochs)
+_MAY_BE_ZERO = ("seed", "bleu_subset", "validation_subset")
 
 
 def check_recipe(recipe):

@@ -1,3 +1,6 @@
+import warnings
+
+import keras
 import numpy as np
 import pytest
 from keras import ops
@@ -127,3 +130,28 @@ def test_attention_decoder_bad_input():
         kseq.layers.AttentionDecoder(units=4, cell="rnn")
     with pytest.raises(ValueError, match="memory_mask"):
         kseq.layers.AttentionDecoder(units=4)(EMBEDDED, MEMORY)
+
+
+class MaskSeen(keras.layers.Layer):
+    """Records the Keras mask its input carries."""
+
+    def __init__(self):
+        super().__init__()
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        self.mask = None if mask is None else ops.convert_to_numpy(mask).tolist()
+        return inputs
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_attention_decoder_cell_hands_a_step_mask_on_without_a_warning(cell):
+    embedded = kseq.layers.TokenEmbedding(9, 5)(np.array([3, 0, 4]))  # mask_zero: [B] mask
+    decoder_cell = kseq.layers.AttentionDecoderCell(units=6, cell=cell)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Keras warns when a layer drops a mask
+        out, state, _ = decoder_cell(embedded, decoder_cell.initial_state(3), MEMORY, None, MASK)
+        after_output, after_h = MaskSeen(), MaskSeen()
+        after_output(out), after_h(state["h"])
+    assert after_output.mask == [True, False, True]
+    assert after_h.mask is None

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 import kseq
 from kseq.data import bucket_by_length
+from kseq.data.pipeline.bucketing import count_bucketed_batches
 
 from testing import run_task_test
 from translator_fixtures import PAIRS, tiny_translator
@@ -94,6 +95,19 @@ def test_bucketing_keeps_every_example_once_with_bounded_shapes():
     assert shapes <= {(4, 8), (4, 16), (4, 24)}
     seen = sorted(int(v) for f, _ in batches for v in f["source_ids"].numpy().ravel() if v >= 100)
     assert seen == [100 + i for i in range(len(examples))]
+    # The count a training dataset carries as its cardinality, for any order and batching.
+    assert count_bucketed_batches(data, [8, 16, 24], batch_size=4) == len(batches)
+    shuffled = data.shuffle(64, seed=3)
+    for options in ({"batch_size": 3}, {"token_budget": 50}):
+        assert count_bucketed_batches(shuffled, [8, 16, 24], **options) == len(list(
+            shuffled.apply(bucket_by_length([8, 16, 24], **options))))
+    preprocessor = tiny_translator().preprocessor
+    training = preprocessor.training_dataset(PAIRS, [8, 16], batch_size=3)
+    assert int(training.cardinality()) == len(list(training)) > 1  # so `fit` knows the epoch
+    generated = tf.data.Dataset.from_generator(  # unknown length: not read twice to count
+        lambda: iter(PAIRS), output_signature=(tf.TensorSpec([], tf.string),) * 2)
+    assert int(preprocessor.training_dataset(generated, [8, 16], batch_size=3).cardinality()) \
+        == int(tf.data.UNKNOWN_CARDINALITY)
 
 
 def test_translate_edge_cases(caplog):

@@ -87,10 +87,7 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=e
     sizes = bucket_batch_sizes(boundaries, batch_size, token_budget)
     boundary_tensor = tf.constant(boundaries, tf.int64)
     size_tensor = tf.constant(sizes, tf.int64)
-
-    def key(features, labels):
-        length = tf.cast(length_fn(features, labels), tf.int64)
-        return tf.reduce_sum(tf.cast(boundary_tensor < length, tf.int64))
+    key = _bucket_key(boundaries, length_fn)
 
     def reduce(bucket, window):
         length = boundary_tensor[bucket]
@@ -116,6 +113,42 @@ def bucket_by_length(boundaries, batch_size=None, token_budget=None, length_fn=e
         return dataset.group_by_window(key, reduce, window_size_func=lambda b: size_tensor[b])
 
     return apply
+
+
+def count_bucketed_batches(dataset, boundaries, batch_size=None, token_budget=None,
+                           length_fn=example_length):
+    """Batches `bucket_by_length(...)` makes of the finite `dataset`, in any order.
+
+    Each bucket gives `ceil(examples / its batch size)` batches (full windows,
+    then one partial window at the end of the input), so the count is the same
+    for every shuffle. Examples longer than the last boundary are not counted:
+    filter them first, as `bucket_by_length` needs.
+
+    Example:
+    >>> import tensorflow as tf
+    >>> rows = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[4], [5], [6, 7, 8]]))
+    >>> count_bucketed_batches(rows.map(lambda ids: ({"token_ids": ids}, ids)), [2, 4],
+    ...                        batch_size=1)
+    3
+    """
+    boundaries = check_boundaries(boundaries)
+    sizes = bucket_batch_sizes(boundaries, batch_size, token_budget)
+    key = _bucket_key(boundaries, length_fn)
+    buckets = len(boundaries)
+    counts = dataset.map(key, num_parallel_calls=tf.data.AUTOTUNE).reduce(
+        tf.zeros([buckets], tf.int64),
+        lambda count, bucket: count + tf.one_hot(bucket, buckets, dtype=tf.int64))  # [buckets]
+    return sum(-(-int(count) // size) for count, size in zip(counts.numpy(), sizes))
+
+
+def _bucket_key(boundaries, length_fn):
+    """`(features, labels)` -> the index of the first boundary >= the example's length."""
+    boundary_tensor = tf.constant(boundaries, tf.int64)
+
+    def key(features, labels):
+        length = tf.cast(length_fn(features, labels), tf.int64)
+        return tf.reduce_sum(tf.cast(boundary_tensor < length, tf.int64))
+    return key
 
 
 def _limits(spec, widths):

@@ -202,6 +202,7 @@ class SequenceClassifier(Task):
 
     cli_verbs = ("classify", "evaluate", "export")
     evaluate_options = ("plot",)
+    validation_score = "accuracy"  # logged each epoch of `kseq train` as val_accuracy
 
     def evaluate_pairs(self, pairs, plot=None, batch_size=256):
         """`evaluate(pairs)`: `evaluate_labels` as an `EvaluationResult`, summarised as

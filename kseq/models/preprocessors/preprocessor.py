@@ -2,7 +2,8 @@
 
 import tensorflow as tf
 
-from kseq.data.pipeline.bucketing import bucket_by_length, example_length, filter_by_length
+from kseq.data.pipeline.bucketing import (bucket_by_length, count_bucketed_batches, example_length,
+                                          filter_by_length)
 
 
 # Inference inputs are padded to a multiple of this, so a search or a model compiles for
@@ -61,9 +62,22 @@ class Preprocessor:
 
     def training_dataset(self, data, boundaries, batch_size=None, token_budget=None,
                          shuffle=True, seed=0, repeat=False):
-        """Raw examples -> bucketed, padded, prefetched batches for `fit`."""
-        dataset = self.tokenized(data)
+        """Raw examples -> bucketed, padded, prefetched batches for `fit`.
+
+        Examples of known number (a list, or a dataset of known cardinality
+        such as `from_tensor_slices`'s) without `repeat` give a dataset that
+        carries its number of batches (counted on a first pass over the
+        examples; the same in every epoch, whatever the shuffle), so `fit`
+        shows each epoch's length and does not end the first epoch with "Your
+        input ran out of data". A dataset of unknown length (a generator, which
+        need not give the same examples twice) is read once an epoch, as given.
+        """
+        examples = self.to_dataset(data)  # a list's checks run here, once
+        dataset = self.tokenized(examples)
         dataset = dataset.apply(filter_by_length(max(boundaries), self.example_length))
+        counted = not repeat and int(examples.cardinality()) >= 0
+        batches = count_bucketed_batches(dataset, boundaries, batch_size, token_budget,
+                                         self.example_length) if counted else None
         if shuffle:
             dataset = dataset.shuffle(20000, seed=seed, reshuffle_each_iteration=True)
         if repeat:
@@ -71,6 +85,8 @@ class Preprocessor:
         dataset = dataset.apply(bucket_by_length(boundaries, batch_size, token_budget,
                                                  self.example_length, self.padded_widths(),
                                                  self.label_padding))
+        if batches:  # (an empty dataset stays of unknown length: Keras then says it is empty)
+            dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
         return dataset.prefetch(tf.data.AUTOTUNE)
 
     @classmethod

@@ -156,6 +156,7 @@ class SequenceTagger(Task):
     # === Recipes, evaluation and the command line (see kseq.models.task) ===
 
     cli_verbs = ("tag", "evaluate", "export")
+    validation_score = "token_accuracy"  # logged each epoch of `kseq train`
     tokenizer_kind = "char"
 
     def evaluate_pairs(self, pairs, batch_size=256):
