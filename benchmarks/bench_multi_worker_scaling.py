@@ -73,7 +73,7 @@ def _free_ports(count):
 
 
 def _launch(core, recipe, output, steps, overrides, strategy, tf_config=None):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}  # the harness set the log level
     env.pop("TF_CONFIG", None)
     if tf_config:
         env["TF_CONFIG"] = json.dumps(tf_config)
