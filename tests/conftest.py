@@ -30,3 +30,17 @@ def overfit_translator(shared_models):
     from translator_fixtures import overfit_tiny_translator
 
     return shared_models.get("translator-transformer", overfit_tiny_translator)
+
+
+# Doctests of kseq/ that load a preset or build and run a model (1.5-5 s each): marked slow
+# like the tests, so `make test-fast` leaves them to `make test`.
+SLOW_DOCTESTS = {"kseq.zoo.translator", "kseq.models.task.Task.from_preset",
+                 "kseq.models.translator.translator.Translator",
+                 "kseq.models.captioner.captioner.Captioner",
+                 "kseq.layers.efficientnet_lite0.EfficientNetLite0"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if isinstance(item, pytest.DoctestItem) and item.name in SLOW_DOCTESTS:
+            item.add_marker(pytest.mark.slow)

@@ -91,6 +91,7 @@ def cli_rows(root):
     ]
 
 
+@pytest.mark.slow
 def test_cli_bad_arguments_give_one_line_exit_2_and_change_nothing(workspace, capsys):
     before = snapshot(workspace)
     failures = []
@@ -143,6 +144,7 @@ def model():
     (lambda m: m.evaluate_bleu([("a", None)]), "pairs[0]"),
     (lambda m: m.evaluate_bleu([]), "0 pairs"),
 ])
+@pytest.mark.slow
 def test_api_bad_arguments_raise_one_line_naming_them(model, call, named):
     with pytest.raises(KseqError) as caught:
         call(model)
@@ -161,6 +163,7 @@ def test_train_api_checks_its_arguments_before_writing(tmp_path, kwargs, named):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_invalid_text_becomes_replacement_characters_not_a_failed_batch(model, capsys,
                                                                         monkeypatch):
     # A lone surrogate is its three surrogatepass bytes, each replaced in the graph: U+FFFD x 3.

@@ -115,6 +115,7 @@ def test_mistakes_are_one_line_exit_2_and_change_no_file(argv, expected, tmp_pat
     assert captured.out == "" and os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_options_its_task_does_not_take(tmp_path, capsys):
     data = tmp_path / "pairs.tsv"
     data.write_text("forty-two\tquarante-deux\n", encoding="utf-8")
@@ -123,6 +124,7 @@ def test_evaluate_refuses_options_its_task_does_not_take(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == ["pairs.tsv"]
 
 
+@pytest.mark.slow
 def test_search_and_output_options_reach_the_search(tmp_path, capsys):
     assert main(["translate", PRESET, "forty-two", "nine hundred", "--beam", "3", "--n-best",
                  "2", "--scores"]) == 0
@@ -142,6 +144,7 @@ def test_search_and_output_options_reach_the_search(tmp_path, capsys):
     assert all(len(r["score"]) == 1 and r["score"][0] < 0 for r in records)
 
 
+@pytest.mark.slow
 def test_evaluate_writes_the_full_report_on_request(tmp_path, capsys):
     """(Without --json a single summary line: tests/test_cli_classifier.py, _captioner.py.)"""
     data = tmp_path / "pairs.tsv"

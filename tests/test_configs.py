@@ -88,6 +88,7 @@ ATTRIBUTE_NAMES = {("TransformerDecoderBlock", "cross_attention"): "has_cross_at
                    ("EfficientNetLite0", "weights"): "weights_file"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_config_and_attributes_hold_every_constructor_argument(name):
     instance = EXAMPLES[name]()

@@ -132,6 +132,7 @@ def test_bench_translator_runs_tiny(tmp_path):
         in summary
 
 
+@pytest.mark.slow
 def test_bench_real_rows_train_step_runs_tiny(tmp_path):
     """Only that the benchmark still runs and reports both settings: no timing asserts."""
     output = tmp_path / "bench.json"

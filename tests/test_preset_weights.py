@@ -19,6 +19,7 @@ import preset_weights  # noqa: E402
 WITH_WEIGHTS = [name for name in catalog.presets() if catalog.has_weights(name)]
 
 
+@pytest.mark.slow
 def test_a_preset_name_loads_its_trained_model_everywhere():
     model = kseq.zoo.translator("numbers_fr_transformer")
     assert model.translate(["seven hundred and seventy-seven"]) == ["sept cent soixante-dix-sept"]
@@ -29,6 +30,7 @@ def test_a_preset_name_loads_its_trained_model_everywhere():
         kseq.models.Captioner.from_preset("numbers_fr_transformer")
 
 
+@pytest.mark.slow
 def test_load_weights_false_builds_the_same_architecture_afresh():
     trained = kseq.models.Translator.from_preset("numbers_fr_transformer")
     fresh = kseq.models.Translator.from_preset("numbers_fr_transformer", load_weights=False)
@@ -147,6 +149,7 @@ def test_a_wheel_install_loads_every_preset_by_name(tmp_path):
     assert cli.returncode == 0 and cli.stdout.strip() == "neuf", cli.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_float16_weights_halve_the_file_and_load_back_as_float32(tmp_path):
     import keras
 
@@ -162,6 +165,7 @@ def test_float16_weights_halve_the_file_and_load_back_as_float32(tmp_path):
     assert half.translate(["seven hundred and seventy-seven"]) == ["sept cent soixante-dix-sept"]
 
 
+@pytest.mark.slow
 def test_write_preset_weights_records_the_file_in_the_catalog(tmp_path):
     shutil.copyfile(os.path.join(catalog.presets_folder(), "numbers_fr_tiny.json"),
                     tmp_path / "numbers_fr_tiny.json")
@@ -172,6 +176,7 @@ def test_write_preset_weights_records_the_file_in_the_catalog(tmp_path):
     assert entry["sha256"] == catalog.file_sha256(tmp_path / "numbers_fr_tiny.keras")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WITH_WEIGHTS)
 def test_each_shipped_preset_reproduces_its_cards_slice_figure(name):
     entry = catalog.preset_recipe(name)["weights"]["slice_200"]

@@ -64,6 +64,7 @@ class TinyImageSource(ImageSource):
     image_size, max_pixels = (8, 8), 1999
 
 
+@pytest.mark.slow
 def test_gif_frames_are_bounded_by_their_descriptors_not_the_screen():
     from kseq.data.pipeline.image_decoding import declared_pixels, decode_rows, header_size
 
@@ -149,6 +150,7 @@ def zero_stem(cache):
     return good
 
 
+@pytest.mark.slow
 def test_a_damaged_backbone_cache_is_rebuilt_or_refused_never_used(lite0_home, caplog):
     from kseq.presets.catalog import load_preset_model
 
@@ -254,6 +256,7 @@ def finished_run(tmp_path, monkeypatch):
     return folder
 
 
+@pytest.mark.slow
 def test_a_continued_run_applies_a_new_learning_rate_or_refuses_a_model_change(finished_run):
     recipe_path = finished_run / "recipe.json"
     peak = json.loads(recipe_path.read_text())["training"]["peak_learning_rate"]

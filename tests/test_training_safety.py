@@ -177,6 +177,7 @@ def test_kill_in_the_final_save_keeps_the_good_model_and_the_rerun_finishes(resu
     assert leftovers == []
 
 
+@pytest.mark.slow
 def test_non_finite_loss_stops_keeps_the_last_finite_checkpoint_and_exits_2(tmp_path, capsys):
     recipe = zoo.merge(zoo.load_recipe(PRESET), OVERRIDES)
     recipe["training"]["peak_learning_rate"] = 1e8  # non-finite within a few steps (8 here)

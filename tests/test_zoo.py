@@ -99,6 +99,7 @@ def test_merge_is_deep_and_right_most_wins():
     assert merged == {"a": {"b": 1, "c": 3}, "d": 4}
 
 
+@pytest.mark.slow
 def test_shipped_weights_translate_unseen_numbers():
     model = keras.saving.load_model(os.path.join(ROOT, "kseq", "presets",
                                                  "numbers_fr_transformer.keras"))

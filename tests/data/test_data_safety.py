@@ -128,6 +128,7 @@ def _no_learning(monkeypatch):
     monkeypatch.setattr(WordPieceTokenizer, "build_vocabulary", classmethod(refuse))
 
 
+@pytest.mark.slow
 def test_two_concurrent_builders_leave_one_whole_cache_that_a_third_run_reads(
         child_runs, monkeypatch, caplog):
     first, second = child_runs["vocabularies"]
@@ -143,6 +144,7 @@ def test_two_concurrent_builders_leave_one_whole_cache_that_a_third_run_reads(
     assert not caplog.records
 
 
+@pytest.mark.slow
 def test_a_killed_builder_leaves_no_file_that_is_trusted(child_runs, monkeypatch):
     folder = child_runs["killed"] / "vocabularies"
     left = os.listdir(folder)

@@ -33,6 +33,7 @@ FORMATS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_every_format_decodes_with_its_header_size_and_alpha_on_white(name):
     make, centre = FORMATS[name]
@@ -68,6 +69,7 @@ def test_bad_rows_and_trailing_bytes():
         "gif magic only": False}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [(1, 200), (300, 2), (1, 1), (64, 64)])
 def test_letterbox_keeps_the_aspect_on_white(shape):
     pixels = np.zeros((*shape, 3), np.uint8)  # black

@@ -31,6 +31,7 @@ def test_an_unsure_beam_gets_the_consensus_and_a_sure_one_its_top():
         mbr_choice([], [])
 
 
+@pytest.mark.slow
 def test_generate_with_mbr_returns_one_of_the_beams_hypotheses():
     model = kseq.zoo.translator("numbers_fr_transformer")
     texts = ["forty-two", "seven hundred and one", ""]
@@ -46,6 +47,7 @@ def test_generate_with_mbr_returns_one_of_the_beams_hypotheses():
             model.translate(["one"], **options)
 
 
+@pytest.mark.slow
 def test_the_cli_takes_mbr(capsys):
     from kseq.cli import main
 

@@ -86,6 +86,7 @@ def test_wide_beam_equals_exhaustive_search(vocab, length, seed, early_stop):
     assert lengths.numpy()[0].tolist() == [len(s) for _, s in oracle]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_early_stop_gives_the_same_results(seed):
     model = random_model(5, 4, seed + 10, peaked=1.0)
@@ -219,6 +220,7 @@ def test_sampling_seed_and_top_k():
     assert set(run(seed=5, top_p=1e-6)[:, 0].tolist()) == {best_two[0]}
 
 
+@pytest.mark.slow
 def test_xla_and_plain_graph_give_identical_ids():
     model = random_model(5, 4, 8, peaked=1.0)
     start = tf.zeros([3], tf.int32)

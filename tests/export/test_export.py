@@ -46,12 +46,14 @@ def test_fresh_process_parity(overfit_translator, exported):
     assert alone == [row[0] for row in served["text"]]
 
 
+@pytest.mark.slow
 def test_graph_has_no_xla_or_python_ops(exported):
     import tensorflow_text  # noqa: F401  (registers its ops)
 
     check_served_ops(exported, {"NormalizeUTF8", "RegexSplitWithOffsets"}, loop=True)
 
 
+@pytest.mark.slow
 def test_assets_metadata_and_cli_listing(exported):
     assert sorted(os.listdir(os.path.join(exported, "assets"))) == [
         "source_vocabulary.txt", "target_vocabulary.txt"]
@@ -65,6 +67,7 @@ def test_assets_metadata_and_cli_listing(exported):
     assert "serving_default" in shown.stdout and "serve_ids" in shown.stdout
 
 
+@pytest.mark.slow
 def test_ids_signature_and_empty_batch(exported, overfit_translator):
     served = tf.saved_model.load(exported)
     ids = overfit_translator.source_ids_for([PAIRS[0][0]])
@@ -112,6 +115,7 @@ def cli_exported(overfit_translator, exported, tmp_path_factory):
     return model_dir, base
 
 
+@pytest.mark.slow
 def test_round_trip_keras_file_then_export_gives_same_outputs(exported, cli_exported):
     again = str(cli_exported[1] / "numbers" / "2")  # exported after a .keras round trip
     batch = tf.constant([s for s, _ in PAIRS[:4]])

@@ -220,6 +220,7 @@ def test_publish_replaces_a_folder_whole_or_refuses(tmp_path):
 
 # ------------------------------------------------------------- models.config
 
+@pytest.mark.slow
 def test_models_config_keeps_other_models_and_escapes_names(fake_build, translator, tmp_path):
     base = str(tmp_path)
     (tmp_path / "models.config").write_text(OTHER_ENTRY)
@@ -314,6 +315,7 @@ def serve_ids(translator):
     return call
 
 
+@pytest.mark.slow
 def test_serve_ids_reads_bad_ids_as_unk_and_honours_lengths(serve_ids, translator):
     v = translator.source_tokenizer.vocabulary_size
     out = serve_ids([[5, 1, 6, 7], [5, v, 6, 7], [5, -3, 6, 7], [5, 2**31 - 1, 6, -1],

@@ -20,12 +20,14 @@ class DecoderBlockOutput(kseq.layers.ConvDecoderBlock):
                             training=training)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("causal", [False, True])
 def test_gated_convolution_harness(causal):
     run_layer_test(kseq.layers.GatedConvolution, {"units": 5, "kernel_size": 3, "causal": causal},
                    X, (3, 6, 5))
 
 
+@pytest.mark.slow
 def test_encoder_and_decoder_block_harness():
     run_layer_test(kseq.layers.ConvEncoderBlock, {"hidden_dim": 8, "kernel_size": 5}, X,
                    (3, 6, 8))

@@ -21,6 +21,7 @@ rng = np.random.default_rng(3)
 PIXELS = rng.uniform(0, 255, size=(2, 32, 32, 3)).astype("float32")
 
 
+@pytest.mark.slow
 def test_harness_without_weights():
     # Logits are float32 under any policy (checked below): no bfloat16 round of the harness.
     run_layer_test(kseq.layers.EfficientNetLite0, {"include_top": True}, PIXELS, (2, 1000),
@@ -29,6 +30,7 @@ def test_harness_without_weights():
                    run_training=False)
 
 
+@pytest.mark.slow
 def test_gradients_reach_every_trainable_variable_and_trainable_false_freezes():
     import tensorflow as tf  # a test may use TF's tape directly
 
@@ -67,6 +69,7 @@ def test_fit_steps_with_and_without_xla(monkeypatch):
     assert len(layer.blocks) == 3
 
 
+@pytest.mark.slow
 def test_shapes_parameters_and_config():
     backbone = kseq.layers.EfficientNetLite0()
     assert tuple(backbone(np.zeros((1, 100, 70, 3), "uint8")).shape) == (1, 4, 3, 1280)
@@ -170,6 +173,7 @@ def numpy_logits(pixels, state):
     return x.mean(axis=(1, 2)) @ state["_fc.weight"].T + state["_fc.bias"]
 
 
+@pytest.mark.slow
 def test_imagenet_weights_match_a_numpy_forward_pass(imagenet):
     path, state = imagenet
     assert sum(v.size for k, v in state.items() if "num_batches" not in k) == 4_694_024

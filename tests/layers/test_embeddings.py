@@ -28,6 +28,7 @@ def test_sinusoidal_values():
     np.testing.assert_allclose(table[3, 0], np.sin(3.0), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_token_embedding_harness_mask_and_tied_projection():
     run_layer_test(
         kseq.layers.TokenEmbedding, {"vocabulary_size": 10, "embedding_dim": 8}, IDS, (2, 5, 8)

@@ -22,6 +22,7 @@ MEMORY_MASK = np.array([[1] * 6, [1] * 4 + [0] * 2, [1] * 2 + [0] * 4], bool)
          {"value_mask": MEMORY_MASK}, (3, 5, 6)),
     ],
 )
+@pytest.mark.slow
 def test_harness(init, inputs, kwargs, shape):
     run_layer_test(MHSA, init, inputs, shape, call_kwargs=kwargs)
 

@@ -31,6 +31,7 @@ class LuongContext(kseq.layers.LuongAttention):
      (LuongContext, {"score": "dot"}), (LuongContext, {"score": "general", "scale": True}),
      (LuongContext, {"score": "concat", "units": 7})],
 )
+@pytest.mark.slow
 def test_harness(cls, init):
     run_layer_test(cls, init, [QUERIES, MEMORY], (3, 4, 6), call_kwargs={"memory_mask": MASK})
 

@@ -11,6 +11,7 @@ MEMORY = rng.normal(size=(2, 6, 8)).astype("float32")
 MEMORY_MASK = np.array([[1] * 6, [1] * 3 + [0] * 3], bool)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_encoder_harness(norm_first):
     run_layer_test(

@@ -1,9 +1,11 @@
 import numpy as np
+import pytest
 
 from kseq.models.translator.attention_plot import attention_matrix
 from translator_fixtures import PAIRS
 
 
+@pytest.mark.slow
 def test_plot_attention_writes_png_and_rows_are_distributions(overfit_translator, tmp_path):
     path = tmp_path / "alignment.png"
     weights = overfit_translator.plot_attention(PAIRS[0][0], str(path))

@@ -54,6 +54,7 @@ def decoder_ids():
     return ids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(DECODERS))
 def test_steps_reproduce_teacher_forced_logits(kind):
     decoder, memory, ids = DECODERS[kind](), fake_memory(kind=kind), decoder_ids()
@@ -81,6 +82,7 @@ def test_memory_padding_changes_no_output(kind):
                                atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(DECODERS))
 def test_config_round_trip_rebuilds_the_same_function(kind):
     decoder, memory, ids = DECODERS[kind](), fake_memory(kind=kind), decoder_ids()

@@ -17,6 +17,7 @@ def trained():
     return overfit("attention")
 
 
+@pytest.mark.slow
 def test_it_overfits_and_answers_for_arrays_bytes_and_files(trained, tmp_path):
     images = [image for image, _ in EXAMPLES]
     truth = [label for _, label in EXAMPLES]

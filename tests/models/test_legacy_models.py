@@ -20,6 +20,7 @@ PRESETS = os.path.join(HERE, "..", "..", "kseq", "presets")
 LEGACY_TRANSFORMER_SHA256 = "1623f174bf1c954eaa6568eb5e1d033e7966ff8f628fc0f6aae82a68de9cf3c6"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["rnn", "attention", "conv"])
 def test_legacy_fixture_loads_and_translates_identically(arch):
     with open(os.path.join(LEGACY, f"{arch}.json"), encoding="utf-8") as handle:
@@ -33,6 +34,7 @@ def test_legacy_fixture_loads_and_translates_identically(arch):
     assert expected["greedy"] == expected["references"]  # the fixture was trained to fit
 
 
+@pytest.mark.slow
 def test_legacy_transformer_loads_as_parts_and_matches_the_reshipped_preset():
     path = os.path.join(LEGACY, "transformer.keras")
     with open(path, "rb") as handle:

@@ -86,6 +86,7 @@ def test_the_export_takes_a_language_per_image(bilingual, tmp_path):
     assert error.startswith("InvalidArgumentError") and "one language per image" in error
 
 
+@pytest.mark.slow
 def test_no_search_emits_a_language_tag_after_the_first_token():
     splits = multilingual_splits({"en": {"train": EXAMPLES},
                                   "fr": {"train": [(png, french(c)) for png, c in EXAMPLES]}})

@@ -72,6 +72,7 @@ def test_an_option_of_another_registered_part_is_left_unused():
     assert legacy_rnn.decoder.attention is None
 
 
+@pytest.mark.slow
 def test_encoder_and_decoder_keys_name_the_same_translator_as_arch():
     tiny = {"transformer": TINY["transformer"], "attention": dict(units=8, embedding_dim=4),
             "rnn": dict(units=8, embedding_dim=4, num_layers=2),
@@ -97,6 +98,7 @@ def test_encoder_and_decoder_keys_name_the_same_translator_as_arch():
                                      encoder="small_cnn")
 
 
+@pytest.mark.slow
 def test_each_task_keeps_the_defaults_it_had_before_the_catalog():
     transformer = dict(num_layers=1, num_heads=2, hidden_dim=16)
     translator = kseq.models.build_translator("transformer", WORDS, WORDS, **transformer)

@@ -77,6 +77,7 @@ def test_keras_round_trip_and_export_parity_in_fresh_process(overfit_rnn, tmp_pa
     assert served["text"][5] == ["", ""]
 
 
+@pytest.mark.slow
 def test_unknown_arch_and_coverage_reads_attention():
     with pytest.raises(ValueError, match="arch"):
         kseq.models.build_translator("cnn", kseq.text.WordTokenizer.build_vocabulary(["a"]),
@@ -91,6 +92,7 @@ def test_unknown_arch_and_coverage_reads_attention():
     assert isinstance(out[0], str)
 
 
+@pytest.mark.slow
 def test_a_recurrent_translator_can_share_one_embedding_table_for_both_sides(tmp_path):
     options = dict(units=16, embedding_dim=8, dropout=0.0, max_source_length=32,
                    max_target_length=32, recipe=RECIPE)

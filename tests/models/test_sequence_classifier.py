@@ -75,6 +75,7 @@ def test_ngram_buckets_collide_about_as_often_as_random_draws():
     assert np.mean(shifted == buckets) < 0.01
 
 
+@pytest.mark.slow
 def test_padding_never_changes_a_prediction(trained):
     alone = trained.probabilities([TEXTS[0]])[0]
     padded = trained.probabilities([TEXTS[0], " ".join(["film"] * 15)])[0]

@@ -81,6 +81,7 @@ def test_the_toy_classifier_exports_through_the_one_export_path(trained_toy, tmp
     assert os.path.isfile(os.path.join(export, "assets.extra", "tf_serving_warmup_requests"))
 
 
+@pytest.mark.slow
 def test_kseq_train_trains_the_toy_task_from_a_recipe_file(tmp_path, capsys):
     recipe, data = tmp_path / "toy.json", tmp_path / "toy.tsv"
     recipe.write_text(json.dumps(RECIPE), encoding="utf-8")

@@ -62,6 +62,7 @@ def test_the_tagger_builds_from_a_recipe_joining_words_as_its_preprocessor_does(
         "DET", "NOUN", "VERB"]
 
 
+@pytest.mark.slow
 def test_the_translator_evaluates_pairs_as_one_result(overfit_translator):
     from translator_fixtures import PAIRS
 
@@ -75,6 +76,7 @@ def test_the_translator_evaluates_pairs_as_one_result(overfit_translator):
     assert "hypotheses" not in result
 
 
+@pytest.mark.slow
 def test_the_captioner_evaluates_pairs_as_one_result():
     from captioner_fixtures import EXAMPLES
 
@@ -87,6 +89,7 @@ def test_the_captioner_evaluates_pairs_as_one_result():
     assert re.fullmatch(r"BLEU \d+\.\d chrF \d+\.\d \(3 pairs\) \| nrefs:1.*", result.summary())
 
 
+@pytest.mark.slow
 def test_the_classifier_evaluates_pairs_as_one_result_and_keras_evaluates_the_rest():
     recipe = {"task": "classifier", "model": {"encoder": "rnn", "hidden_dim": 8}}
     model = kseq.models.SequenceClassifier.from_recipe(recipe, CLASSIFIED)

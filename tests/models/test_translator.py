@@ -34,6 +34,7 @@ def test_transformer_passes_the_task_test(overfit_translator):
                   predict=lambda model, texts: model.translate(texts, beam_size=1))
 
 
+@pytest.mark.slow
 def test_translate_continues_a_forced_target_prefix(overfit_translator):
     sources, targets = [s for s, _ in PAIRS[:4]], [t for _, t in PAIRS[:4]]
     first_words = [t.split()[0] for t in targets]
@@ -46,6 +47,7 @@ def test_translate_continues_a_forced_target_prefix(overfit_translator):
         overfit_translator.translate(sources, prefixes=["un"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["transformer", "conv"])
 def test_buckets_longer_than_one_side_pad_each_side_to_its_own_length(arch):
     # Learned position tables as long as each side: a source padded to the target's
@@ -64,6 +66,7 @@ def test_buckets_longer_than_one_side_pad_each_side_to_its_own_length(arch):
     assert np.isfinite(model.fit(data, verbose=0).history["loss"][0])
 
 
+@pytest.mark.slow
 def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
     vocab_file = tmp_path / "vocab.txt"
     vocab_file.write_text("\n".join(overfit_translator.target_tokenizer.vocabulary), encoding="utf-8")
@@ -80,6 +83,7 @@ def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
     assert restored.translate(sources, beam_size=2) == model.translate(sources, beam_size=2)
 
 
+@pytest.mark.slow
 def test_bucketing_keeps_every_example_once_with_bounded_shapes():
     examples = [(np.arange(1, n + 1), np.arange(1, m + 1)) for n, m in
                 [(3, 4), (9, 2), (15, 15), (1, 1), (5, 12), (20, 3), (7, 7)] * 5]
@@ -129,6 +133,7 @@ def test_unknown_preset_lists_valid_ones():
     assert "numbers_fr_tiny" in kseq.zoo.presets()
 
 
+@pytest.mark.slow
 def test_search_with_and_without_xla_and_graph_overflow_check(overfit_translator):
     model = overfit_translator
     ids = model.source_ids_for([s for s, _ in PAIRS[:4]])
@@ -145,6 +150,7 @@ def test_search_with_and_without_xla_and_graph_overflow_check(overfit_translator
         tf.function(model.step)(tf.fill([4], 2), state, memory, tf.constant(40))
 
 
+@pytest.mark.slow
 def test_keras_hub_layout_options_and_their_config():
     tok = kseq.text.WordTokenizer.build_vocabulary(["one two three", "un deux trois"])
     hub = kseq.models.build_translator(

@@ -55,6 +55,7 @@ def test_vocabulary_limits_order_and_config_round_trip():
         WordTokenizer(["a", "b"])
 
 
+@pytest.mark.slow
 def test_preprocessor_has_no_py_function():
     tok = WordTokenizer.build_vocabulary(["one two"])
     pre = kseq.models.TranslatorPreprocessor(tok, tok, 8, 8)

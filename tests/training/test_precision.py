@@ -66,6 +66,7 @@ CASES = [pytest.param(name, precision, marks=() if (name, precision) == (
                                                  "captioner-cnn-attention")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,precision", CASES)
 def test_each_architecture_trains_in_mixed_precision_and_decodes_in_float32(name, precision):
     build, examples, boundary = ARCHITECTURES[name]
@@ -90,6 +91,7 @@ TINY_RUN = {"data": {"train_size": 48, "valid_size": 0, "test_size": 4},
             "training": {"boundaries": [32], "batch_size": 16}}
 
 
+@pytest.mark.slow
 def test_train_in_mixed_float16_saves_a_float32_model_that_continues(tmp_path):
     output = str(tmp_path / "run")
     model, _, _ = train("numbers_fr_tiny", output, epochs=1, verbose=0, overrides=TINY_RUN,
