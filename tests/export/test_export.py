@@ -79,6 +79,7 @@ def test_ids_signature_and_empty_batch(exported, overfit_translator):
     assert empty["text"].shape[0] == 0
 
 
+@pytest.mark.slow  # uses the module's trained model (or export), seconds to build
 def test_warmup_file_holds_prediction_logs(exported):
     from tensorflow_serving.apis import prediction_log_pb2
 
@@ -125,6 +126,7 @@ def test_round_trip_keras_file_then_export_gives_same_outputs(exported, cli_expo
     np.testing.assert_allclose(first["score"].numpy(), second["score"].numpy(), atol=1e-5)
 
 
+@pytest.mark.slow  # uses the module's trained model (or export), seconds to build
 def test_cli_export_writes_serving_layout(cli_exported):
     from kseq.cli import main
 

@@ -31,12 +31,14 @@ def test_it_overfits_and_answers_for_arrays_bytes_and_files(trained, tmp_path):
     assert scores["accuracy"] == 1.0 and scores["confusion_matrix"][1] == [0, 4, 0]
 
 
+@pytest.mark.slow  # uses the module's trained model (or export), seconds to build
 def test_top_k_probabilities_sum_to_one(trained):
     top = trained.predict_labels([EXAMPLES[0][0]], top_k=3)[0]
     assert [label for label, _ in top][0] == "bar"
     assert sum(p for _, p in top) == pytest.approx(1.0, abs=1e-5)
 
 
+@pytest.mark.slow  # uses the module's trained model (or export), seconds to build
 def test_bad_images_and_labels_are_refused_naming_them(trained):
     with pytest.raises(kseq.errors.KseqError, match=r"1 image\(s\) could not be decoded.*row 2"):
         trained.predict_labels([EXAMPLES[0][0], b"not an image"])

@@ -82,6 +82,7 @@ def test_padding_never_changes_a_prediction(trained):
     np.testing.assert_allclose(alone[0], padded[0], atol=1e-5)
 
 
+@pytest.mark.slow  # uses the module's trained model (or export), seconds to build
 def test_top_k_empty_lines_and_scores(trained):
     best = trained.predict_labels(TEXTS[:2], top_k=3)
     assert [row[0][0] for row in best] == LABELS[:2]
@@ -92,6 +93,7 @@ def test_top_k_empty_lines_and_scores(trained):
     assert np.trace(scores["confusion_matrix"]) == len(EXAMPLES)
 
 
+@pytest.mark.slow  # uses the module's trained model (or export), seconds to build
 def test_bad_labels_are_refused_naming_the_row(trained):
     pre = trained.preprocessor
     for labels, named in ((["positive", "sarcastic"], "Row 2"), ([0, 3], "Row 2"),
