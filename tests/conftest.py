@@ -32,12 +32,14 @@ def overfit_translator(shared_models):
     return shared_models.get("translator-transformer", overfit_tiny_translator)
 
 
-# Doctests of kseq/ that load a preset or build and run a model (1.5-5 s each): marked slow
+# Doctests of kseq/ that load a preset or build and run a model (1-5 s each): marked slow
 # like the tests, so `make test-fast` leaves them to `make test`.
 SLOW_DOCTESTS = {"kseq.zoo.translator", "kseq.models.task.Task.from_preset",
                  "kseq.models.translator.translator.Translator",
                  "kseq.models.captioner.captioner.Captioner",
-                 "kseq.layers.efficientnet_lite0.EfficientNetLite0"}
+                 "kseq.layers.efficientnet_lite0.EfficientNetLite0",
+                 "kseq.models.captioner.captioner_preprocessor.CaptionerPreprocessor",
+                 "kseq.layers.application_backbone.ApplicationBackbone"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -218,6 +218,7 @@ def test_a_training_files_labels_are_checked_and_a_single_use_label_warns(tmp_pa
 
 # ------------------------------------------------------------ f. 1-based rows
 
+@pytest.mark.slow
 def test_data_errors_count_rows_from_one_and_name_files(tmp_path):
     from kseq.data.pipeline.image_inputs import read_image_pairs
     from kseq.models.preprocessors.class_labels import ClassLabels

@@ -203,6 +203,7 @@ def test_non_finite_loss_stops_keeps_the_last_finite_checkpoint_and_exits_2(tmp_
     assert all(np.all(np.isfinite(w)) for w in model.get_weights())
 
 
+@pytest.mark.slow
 def test_checkpoint_store_skips_each_kind_of_bad_checkpoint(tmp_path, capsys):
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
     model.compile("adam", "mse")

@@ -177,6 +177,7 @@ def test_every_cut_or_altered_vocabulary_file_is_refused():
         parse_vocabulary(b"<pad>\n\xff\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["empty", "cut_at_a_line", "older_kseq_without_marker",
                                     "no_reserved_tokens"])
 def test_a_damaged_cache_file_is_ignored_with_a_warning_and_rebuilt(

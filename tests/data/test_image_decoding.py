@@ -56,6 +56,7 @@ def test_top_down_bmp_reads_its_height():
     assert Image.open(io.BytesIO(bytes(encoded))).size == (7, 5)
 
 
+@pytest.mark.slow
 def test_bad_rows_and_trailing_bytes():
     png = tf.io.encode_png(RGBA).numpy()
     jpeg = tf.io.encode_jpeg(RGBA[..., :3]).numpy()

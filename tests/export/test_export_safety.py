@@ -334,6 +334,7 @@ def test_serve_ids_reads_bad_ids_as_unk_and_honours_lengths(serve_ids, translato
     assert not out["ids"][6].any()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lengths", [[3], [3, 3, 3, 3], []])
 def test_serve_ids_rejects_lengths_of_the_wrong_size(serve_ids, lengths):
     with pytest.raises(tf.errors.InvalidArgumentError, match="`lengths`.*`source_ids`"):

@@ -84,6 +84,7 @@ def test_shapes_parameters_and_config():
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
 
 
+@pytest.mark.slow
 def test_bad_arguments_and_inputs_say_what_was_expected(tmp_path):
     with pytest.raises(KseqError, match="Received: weights='imagenet21k'"):
         kseq.layers.EfficientNetLite0(weights="imagenet21k")
@@ -187,6 +188,7 @@ def test_imagenet_weights_match_a_numpy_forward_pass(imagenet):
     assert features.shape == (2, 2, 2, 1280) and features.min() >= 0 and features.max() <= 6
 
 
+@pytest.mark.slow
 def test_grace_hopper_is_a_military_uniform(imagenet):
     import matplotlib
     from PIL import Image

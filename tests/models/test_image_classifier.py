@@ -50,12 +50,14 @@ def test_bad_images_and_labels_are_refused_naming_them(trained):
         trained.preprocessor.to_dataset([(EXAMPLES[0][0][:-20], "bar")])
 
 
+@pytest.mark.slow
 def test_a_training_image_that_does_not_decode_is_padding():
     pre = kseq.models.ImageClassifierPreprocessor(list(SHAPES), (8, 8))
     _, labels = pre(tf.constant([EXAMPLES[0][0], b"junk"]), tf.constant(["dot", "dot"]))
     assert labels.numpy().tolist() == [1, -1]
 
 
+@pytest.mark.slow
 def test_max_pooling_and_keras_round_trip(tmp_path):
     model = build("max")
     path = str(tmp_path / "images.keras")

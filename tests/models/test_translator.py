@@ -114,6 +114,7 @@ def test_bucketing_keeps_every_example_once_with_bounded_shapes():
         == int(tf.data.UNKNOWN_CARDINALITY)
 
 
+@pytest.mark.slow
 def test_translate_edge_cases(caplog):
     model = tiny_translator()
     assert model.translate([]) == []
