@@ -1,4 +1,5 @@
-"""The argparse types of the `kseq` command's options: checked numbers and `--set`."""
+"""The argparse types of the `kseq` command's options: checked numbers, `--set` and
+`--columns`."""
 
 import argparse
 import json
@@ -54,3 +55,14 @@ def _recipe_override(text):
     for part in reversed(parts):
         override = {part: override}
     return override
+
+
+def _column_names(text):
+    """An argparse type for `--columns INPUT,TARGET`: two header names of a data file ->
+    `(input, target)` (whether the header has them is the data reader's check)."""
+    names = tuple(name.strip() for name in text.split(","))
+    if len(names) != 2 or not all(names):
+        raise argparse.ArgumentTypeError(
+            f"must be two names of the data file's header, INPUT,TARGET (e.g. "
+            f"english,french). Received: {text!r}")
+    return names

@@ -6,7 +6,8 @@ Imports no TensorFlow (the command modules import it only inside the commands), 
 
 import argparse
 
-from kseq.cli.argument_types import _finite_number, _integer, _positive_number, _recipe_override
+from kseq.cli.argument_types import (_column_names, _finite_number, _integer, _positive_number,
+                                     _recipe_override)
 from kseq.cli.evaluate_command import _evaluate
 from kseq.cli.export_command import _export
 from kseq.cli.generate_commands import _caption, _classify, _tag, _translate
@@ -31,7 +32,16 @@ MODEL_HELP = "a model folder (kseq train --output), a .keras file, or a preset w
 DATA_HELP = ("a TSV file, one example a line: source<TAB>target (translation), "
              "image<TAB>caption (captioning), text<TAB>label or image<TAB>label "
              "(classification), words<TAB>tags with one tag per space-separated word "
-             "(tagging); image paths are relative to the file")
+             "(tagging); image paths are relative to the file; or a .csv file with a "
+             "header row (see --columns)")
+COLUMNS_HELP = ("the input and target columns of the --data file by their header names "
+                "(a .csv file's default: its first two columns); a TSV file given --columns "
+                "has a header row too and may have more columns")
+
+
+def _columns_argument(command, help_text):
+    command.add_argument("--columns", type=_column_names, metavar="INPUT,TARGET",
+                         help=help_text)
 
 
 def _common_options(default):
@@ -103,6 +113,7 @@ def build_parser():
     train.add_argument("--data", metavar="FILE",
                        help=DATA_HELP.replace("a TSV file", "train on a TSV file instead of "
                                                             "the recipe's data builder", 1))
+    _columns_argument(train, COLUMNS_HELP + "; recorded, so a resume reads the same ones")
     train.add_argument("--epochs", type=_integer(1), metavar="N",
                        help="epochs to train to (a new or resumed run) or to add (a finished "
                             "run; default: the recipe's)")
@@ -190,6 +201,8 @@ def build_parser():
     evaluate.add_argument("--data", required=True, metavar="FILE|test|valid",
                           help="test or valid (the split of the data the model trained on), "
                                "or " + DATA_HELP)
+    _columns_argument(evaluate, COLUMNS_HELP + " (not with test or valid: they read the "
+                                               "columns the run recorded)")
     _search_arguments(evaluate, n_best=False)
     evaluate.add_argument("--limit", type=_integer(1), help="score the first N pairs")
     evaluate.add_argument("--plot", metavar="PNG",

@@ -2,7 +2,8 @@
 (`kseq.data.sources`) and the dataset builders (`kseq.data.datasets`)."""
 
 from kseq.data.pipeline import (ParallelTextError, bucket_batch_sizes,  # noqa: F401
-                                bucket_by_length, filter_by_length, pairs_to_dataset, read_tsv)
+                                bucket_by_length, filter_by_length, pairs_to_dataset,
+                                read_table_rows, read_tsv)
 from kseq.data.datasets.emoji_captions import emoji_captions  # noqa: F401
 from kseq.data.datasets.kanji_radicals import kanji_radicals  # noqa: F401
 from kseq.data.datasets.libreoffice import libreoffice_dataset  # noqa: F401

@@ -3,7 +3,8 @@
 The recipe's `"task"` (default "translator") picks the builder
 (`kseq.zoo.build`); the model itself brings its preprocessor, compile defaults
 and validation callback (`kseq.models.Task`). Data are `(input, target)`
-pairs: a builder's splits or a two-column TSV file, split by a hash of the input.
+pairs: a builder's splits or a user's TSV or CSV file (`read_table_rows`: a header and
+`columns` pick its input and target columns), split by a hash of the input.
 
 An output folder holds `recipe.json`, `data_source.json` (what it trained on),
 `model_config.json` (vocabularies included, so a restart builds the same
@@ -50,7 +51,7 @@ from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
 from kseq.data.pipeline.bucketing import bucket_by_length, filter_by_length
 from kseq.data.pipeline.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
 from kseq.data.pipeline.image_inputs import read_image_pairs
-from kseq.data.pipeline.parallel_text import read_tsv_rows
+from kseq.data.pipeline.parallel_text import check_columns, read_table_rows
 from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
 from kseq.presets.catalog import is_preset, load_preset_model
@@ -81,7 +82,8 @@ def split_pairs(pairs, valid_percent=2, test_percent=2):
 
 
 def load_data(recipe, data_source=None):
-    """Splits from a data source (`RunFolder.resolve_data_source`), a TSV path, or the recipe."""
+    """Splits from a data source (`RunFolder.resolve_data_source`: a file, read with its
+    recorded `columns`), a TSV or CSV path, or the recipe."""
     if isinstance(data_source, (str, os.PathLike)):
         data_source = {"kind": "file", "path": os.fspath(data_source)}
     if data_source is None or data_source["kind"] == "builder":
@@ -92,14 +94,15 @@ def load_data(recipe, data_source=None):
     path = data_source["path"]
     if not os.path.isfile(path):
         raise KseqError(f"No such data file. Received: --data {path}")
-    rows, _ = read_tsv_rows(path)
+    rows, _ = read_table_rows(path, data_source.get("columns"))
     if not rows:
-        raise KseqError(f"No usable `source<TAB>target` lines. Received: {path}")
+        raise KseqError(f"No usable rows (an input and a target each) in the data file. "
+                        f"Received: {path}")
     task = zoo.TASKS.get(recipe.get("task", "translator"))
     if task is not None:  # the task's checks before the split, naming file and line
         task.check_training_rows(recipe, rows, path)
     pairs = [(source, target) for _, source, target in rows]
-    if zoo.takes_images(recipe):  # `image path<TAB>caption` (or label) lines
+    if zoo.takes_images(recipe):  # the input column holds image paths
         pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(path)))
     return split_pairs(pairs)
 
@@ -240,7 +243,7 @@ def _save_final(model, run, store, training):
 
 def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
           save_every_steps=50, overrides=None, verbose=1, extra_callbacks=(), strategy=None,
-          precision=None, jit_compile=None):
+          precision=None, jit_compile=None, columns=None):
     """Trains (or resumes) into `output_dir`; returns `(model, splits, validation_history)`.
 
     Any registered task trains this way (`kseq.zoo.register_task`; the recipe's
@@ -251,7 +254,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     Args:
         recipe_name: a preset name or a recipe JSON file.
         output_dir: the run folder; resumes or continues when it holds a run.
-        data_path: a `source<TAB>target` file instead of the recipe's data.
+        data_path: a data file instead of the recipe's data: `input<TAB>target` lines, or
+            a `.csv` file with a header row (`kseq.data.read_table_rows`).
         epochs: epochs to train to (a new or resumed run) or to add (a finished run).
         minutes: stop after this much training time (the model is saved).
         save_every_steps: checkpoint interval in optimizer steps.
@@ -265,6 +269,10 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
             float32 either way.
         jit_compile: compile the train step with XLA; default: the recipe's
             `training.jit_compile`, else False.
+        columns: `(input, target)`, the names of `data_path`'s header columns (a `.csv`
+            file's default: its first two; a TSV file then has a header row too). Recorded
+            in `data_source.json`: a resume without them reads the recorded ones, and other
+            columns are refused.
 
     Raises:
         KseqError: for a bad argument or recipe value, a write that failed, or
@@ -274,6 +282,7 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     minutes = check_float("minutes", minutes, minimum=0.0, exclusive_minimum=True,
                           allow_none=True)
     save_every_steps = check_int("save_every_steps", save_every_steps)
+    columns = None if columns is None else check_columns(columns)
     recipe = zoo.load_recipe(recipe_name)
     task = zoo.TASKS.get(recipe.get("task", "translator"))  # how its keys replace each other
     options = {"training": {key: value for key, value in (
@@ -293,13 +302,14 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     # A multi-worker run's other workers train in a private copy of the folder (removed after).
     with task_output_folder(output_dir, tf_config) as folder:
         return _train(recipe, training, distribution, folder, data_path, epochs, minutes,
-                      save_every_steps, verbose, extra_callbacks, chief=folder == output_dir)
+                      save_every_steps, verbose, extra_callbacks, chief=folder == output_dir,
+                      columns=columns)
 
 
 def _train(recipe, training, distribution, output_dir, data_path, epochs, minutes,
-           save_every_steps, verbose, extra_callbacks, chief):
+           save_every_steps, verbose, extra_callbacks, chief, columns=None):
     run = RunFolder(output_dir)
-    source = run.resolve_data_source(data_path, recipe)
+    source = run.resolve_data_source(data_path, recipe, columns)
     run.check_recipe_change(recipe)  # a trained model's parts cannot change; training can
     try:
         splits = load_data(recipe, source)

@@ -1,10 +1,11 @@
 """The files of a `kseq train` output folder, and the data source it was trained on.
 
-`data_source.json` records what a run trained on: a TSV file (absolute path
-and SHA-256) or the recipe's data builder. A resumed or continued run, and
-`kseq evaluate --data test|valid`, use the recorded source; passing another
-one is refused with a message instead of silently switching data. Folders
-written before this file existed fall back to the recipe's builder.
+`data_source.json` records what a run trained on: a TSV or CSV file (absolute
+path, SHA-256 and the header `columns` it was read by, null for the default) or
+the recipe's data builder. A resumed or continued run, and `kseq evaluate
+--data test|valid`, use the recorded source (its columns too); passing another
+one, or other columns, is refused with a message instead of silently switching
+data. Folders written before this file existed fall back to the recipe's builder.
 
 Example:
 >>> import tempfile
@@ -78,6 +79,7 @@ class RunFolder:
                 source = json.load(handle)
             if source.get("kind") == "file":
                 source["path"], source["sha256"] = str(source["path"]), str(source["sha256"])
+                source["columns"] = _checked_columns(source.get("columns"))
             elif source.get("kind") != "builder":
                 raise ValueError(f"unknown kind {source.get('kind')!r}")
             return source
@@ -115,17 +117,28 @@ class RunFolder:
         if self.holds_a_model():
             check_continuation(self.recorded_recipe(), recipe, self.path)
 
-    def resolve_data_source(self, data_path, recipe):
-        """The source to train on: `data_path`, the recorded one, or the recipe's builder.
+    def resolve_data_source(self, data_path, recipe, columns=None):
+        """The source to train on: `data_path` (read by its header `columns`, `(input,
+        target)`), the recorded one, or the recipe's builder.
 
-        Refuses a source that differs from the recorded one.
+        Refuses a source that differs from the recorded one: another builder, a file with
+        other content, or other `columns` (none given: the recorded ones).
         """
         recorded = self.recorded_data_source()
+        columns = None if columns is None else [str(name) for name in columns]
+        recorded_file = recorded if recorded is not None and recorded["kind"] == "file" else None
         if data_path:
             if not os.path.isfile(data_path):
                 raise KseqError(f"No such data file. Received: --data {data_path}")
             given = {"kind": "file", "path": os.path.abspath(data_path),
-                     "sha256": file_sha256(data_path)}
+                     "sha256": file_sha256(data_path), "columns": columns}
+            if columns is None and recorded_file and recorded_file["sha256"] == given["sha256"]:
+                given["columns"] = recorded_file["columns"]  # the same file, read as before
+        elif columns is not None and recorded_file is None:
+            raise KseqError(f"--columns picks the columns of a --data file; pass --data FILE "
+                            f"too. Received: --columns {','.join(columns)}")
+        elif recorded_file is not None and columns not in (None, recorded_file["columns"]):
+            given = dict(recorded_file, columns=columns)  # other columns: refused below
         elif recorded is not None and recorded["kind"] == "builder" and "data" in recipe:
             given = {"kind": "builder", "data": recipe["data"]}  # a changed builder: refused
         elif recorded is not None:
@@ -194,11 +207,22 @@ def _same_source(recorded, given):
     if recorded.get("kind") != given.get("kind"):
         return False
     if given["kind"] == "file":
-        return recorded.get("sha256") == given["sha256"]
+        return (recorded.get("sha256") == given["sha256"]
+                and recorded.get("columns") == given.get("columns"))
     return recorded.get("data") == given.get("data")
+
+
+def _checked_columns(columns):
+    """A recorded `columns`: None or two column names."""
+    if columns is not None and not (isinstance(columns, list) and len(columns) == 2
+                                    and all(isinstance(name, str) and name for name in columns)):
+        raise ValueError(f"columns must be null or two names, not {columns!r}")
+    return columns
 
 
 def describe_source(source):
     if source.get("kind") == "file":
-        return f"--data {source.get('path')}"
+        columns = source.get("columns")
+        return f"--data {source.get('path')}" + (f" --columns {','.join(columns)}"
+                                                 if columns else "")
     return f"the recipe's data builder {json.dumps(source.get('data'), sort_keys=True)}"

@@ -2,4 +2,5 @@
 
 from kseq.data.pipeline.bucketing import (bucket_batch_sizes, bucket_by_length,  # noqa: F401
                                           filter_by_length)
-from kseq.data.pipeline.parallel_text import ParallelTextError, pairs_to_dataset, read_tsv  # noqa
+from kseq.data.pipeline.parallel_text import (ParallelTextError, pairs_to_dataset,  # noqa: F401
+                                              read_table_rows, read_tsv)

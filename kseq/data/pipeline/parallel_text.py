@@ -1,6 +1,24 @@
-"""Reading parallel text (TSV) into pairs and `tf.data`."""
+"""Reading parallel text (TSV or CSV) into pairs and `tf.data`.
 
+`read_tsv` / `read_tsv_rows` read `source<TAB>target` lines; `read_table_rows`
+reads any data file a user gives (`kseq train --data`, `kseq evaluate --data`):
+a `.csv` file with a header row, or a TSV file, with a header when `columns`
+names the input and target columns.
+
+Example:
+>>> import os, tempfile
+>>> from kseq.data.pipeline.parallel_text import read_table_rows
+>>> path = os.path.join(tempfile.mkdtemp(), "pairs.csv")
+>>> with open(path, "w", encoding="utf-8", newline="") as handle:
+...     _ = handle.write('id,english,french\\n1,"one, two","un, deux"\\n')
+>>> read_table_rows(path, columns=("english", "french"))
+([(2, 'one, two', 'un, deux')], {'empty': 0, 'ragged': 0, 'not_utf8': 0})
+"""
+
+import csv
+import io
 import logging
+import os
 
 import tensorflow as tf
 
@@ -46,28 +64,187 @@ def read_tsv(path, strict=False):
 def read_tsv_rows(path, strict=False):
     """`read_tsv` with each pair's 1-based line number: `([(line, source, target)], skipped)`,
     so a later check can name the line of a bad row."""
-    pairs, skipped = [], {"empty": 0, "ragged": 0, "not_utf8": 0}
+    pairs, skipped = [], _no_skips()
+    for number, text in _text_lines(path, strict, skipped):
+        fields = text.split("\t")
+        if len(fields) != 2:
+            if strict:
+                raise ParallelTextError(
+                    f"{path}:{number}: expected 2 tab-separated fields, found {len(fields)}")
+            skipped["ragged"] += 1
+            continue
+        if not fields[0].strip() or not fields[1].strip():
+            if strict:
+                raise ParallelTextError(f"{path}:{number}: empty source or target")
+            skipped["empty"] += 1
+            continue
+        pairs.append((number, fields[0].strip(), fields[1].strip()))
+    _report(path, skipped)
+    return pairs, skipped
+
+
+def _no_skips():
+    return {"empty": 0, "ragged": 0, "not_utf8": 0}
+
+
+def _text_lines(path, strict, skipped):
+    """`(1-based line number, text)` of each line of `path`, its line ending removed; a line
+    that is not UTF-8 is counted in `skipped` (`strict`: raised)."""
     with _open(path) as handle:
         for number, raw in enumerate(handle, start=1):
             text = _decode(raw.rstrip(b"\r\n"), path, number, strict)
             if text is None:
                 skipped["not_utf8"] += 1
                 continue
-            fields = text.split("\t")
-            if len(fields) != 2:
-                if strict:
-                    raise ParallelTextError(
-                        f"{path}:{number}: expected 2 tab-separated fields, found {len(fields)}")
-                skipped["ragged"] += 1
-                continue
-            if not fields[0].strip() or not fields[1].strip():
-                if strict:
-                    raise ParallelTextError(f"{path}:{number}: empty source or target")
-                skipped["empty"] += 1
-                continue
-            pairs.append((number, fields[0].strip(), fields[1].strip()))
+            yield number, text
+
+
+def read_table_rows(path, columns=None, strict=False):
+    """Reads a user's data file: `([(line, input, target)], skipped)`, as `read_tsv_rows`.
+
+    - A `.csv` file (by its suffix, any case) is read with Python's `csv` module:
+      quoted fields may hold commas, tabs, quotes and newlines. Its first row is a
+      header; `columns` names the input and target columns (default: the first two).
+    - Any other file is a TSV file: `source<TAB>target` lines without a header
+      (`read_tsv_rows`), unless `columns` is given: then its first line is a header of
+      tab-separated names and the named columns are picked (any number of columns).
+
+    Args:
+        path: the file (an image task's input column holds image paths).
+        columns: `(input name, target name)`, the header's names, or None.
+        strict: raise a `ParallelTextError` naming file and line for a row that would be
+            skipped.
+
+    With a header, a row whose number of fields differs from the header's is skipped and
+    counted as `ragged`, an empty input or target as `empty`, a row that is not UTF-8 as
+    `not_utf8`. Line numbers are the file's 1-based lines (a CSV row's first line). A
+    column name the header lacks, a CSV quote left open and an undecodable header are
+    one-line `ParallelTextError`s naming the file and line.
+    """
+    path = os.fspath(path)
+    if columns is not None:
+        columns = check_columns(columns)
+    if path.lower().endswith(".csv"):
+        records = _csv_records(path, strict)
+    elif columns is None:
+        return read_tsv_rows(path, strict)
+    else:
+        records = _headed_tsv_records(path, strict)
+    skipped = _no_skips()
+    rows = _picked_rows(path, records(skipped), columns, strict, skipped)
     _report(path, skipped)
-    return pairs, skipped
+    return rows, skipped
+
+
+def check_columns(columns):
+    """`columns` as a tuple `(input name, target name)` of two non-empty strings."""
+    if isinstance(columns, str):
+        columns = columns.split(",")
+    try:
+        names = tuple(name.strip() for name in columns)
+    except (TypeError, AttributeError):
+        names = ()
+    if len(names) != 2 or not all(names):
+        raise ParallelTextError(f"columns must name two header columns, the input and the "
+                                f"target (--columns INPUT,TARGET). Received: {columns!r}")
+    return names
+
+
+def _csv_records(path, strict):
+    """A function of `skipped` giving `(line, fields)` per CSV row, the header first."""
+    def records(skipped):
+        with _open(path) as raw:
+            handle = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="surrogateescape",
+                                      newline="")
+            reader = csv.reader(handle, strict=True)  # a quote left open is an error
+            while True:
+                number = reader.line_num + 1  # the row's first line
+                try:
+                    fields = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as error:
+                    hint = "; a quote left open?" if "end of data" in str(error) else ""
+                    raise ParallelTextError(f"{path}:{number}: not readable as CSV ({error}"
+                                            f"{hint}). Received: {path}") from None
+                if not all(_is_utf8(field) for field in fields):
+                    if strict or number == 1:
+                        what = "the header is not" if number == 1 else "not"
+                        raise ParallelTextError(f"{path}:{number}: {what} valid UTF-8. "
+                                                f"Received: {path}")
+                    skipped["not_utf8"] += 1
+                    continue
+                yield number, fields
+    return records
+
+
+def _is_utf8(text):
+    try:
+        text.encode("utf-8")  # undecodable bytes came in as lone surrogates
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _headed_tsv_records(path, strict):
+    """A function of `skipped` giving `(line, fields)` per TSV line, the header first."""
+    def records(skipped):
+        header = True
+        for number, text in _text_lines(path, strict, skipped):
+            if header and number != 1:
+                raise ParallelTextError(f"{path}:1: the header is not valid UTF-8. "
+                                        f"Received: {path}")
+            if header:
+                text = text.removeprefix("\ufeff")  # a byte order mark
+            header = False
+            yield number, text.split("\t")
+    return records
+
+
+def _picked_rows(path, records, columns, strict, skipped):
+    """`[(line, input, target)]` from `(line, fields)` records, the first one the header."""
+    rows, width, picked = [], None, None
+    for number, fields in records:
+        if width is None:
+            width, picked = len(fields), _column_indexes(path, number, fields, columns)
+            continue
+        if len(fields) != width:
+            if strict:
+                raise ParallelTextError(f"{path}:{number}: expected {width} fields (as the "
+                                        f"header), found {len(fields)}. Received: {path}")
+            skipped["ragged"] += 1
+            continue
+        source, target = fields[picked[0]].strip(), fields[picked[1]].strip()
+        if not source or not target:
+            if strict:
+                raise ParallelTextError(f"{path}:{number}: empty input or target. "
+                                        f"Received: {path}")
+            skipped["empty"] += 1
+            continue
+        rows.append((number, source, target))
+    return rows
+
+
+def _column_indexes(path, number, header, columns):
+    """The indexes of the `columns` named in `header` (default: the first two)."""
+    names = [name.strip() for name in header]
+    listed = ", ".join(repr(name) for name in names[:30]) + (
+        f", ... ({len(names)} columns)" if len(names) > 30 else "") or "none"
+    if columns is None:
+        if len(names) < 2:
+            raise ParallelTextError(f"{path}:{number}: the header needs an input and a target "
+                                    f"column; it has {listed}. Received: {path}")
+        return 0, 1
+    indexes = []
+    for name in columns:
+        found = [index for index, other in enumerate(names) if other == name]
+        if len(found) != 1:
+            problem = "no column" if not found else f"{len(found)} columns named"
+            raise ParallelTextError(f"{path}:{number}: the header has {problem} {name!r}; its "
+                                    f"columns are {listed}. Received: --columns "
+                                    f"{','.join(columns)}")
+        indexes.append(found[0])
+    return tuple(indexes)
 
 
 def _report(path, skipped):
