@@ -74,6 +74,32 @@ def ensure_optimizer_built(model):
         optimizer.build(model.trainable_variables)
 
 
+def _moments_holder(optimizer):
+    """The optimizer that holds the moments (inside a `LossScaleOptimizer`, its inner one)."""
+    return getattr(optimizer, "inner_optimizer", optimizer)
+
+
+def optimizer_state(optimizer):
+    """The values of `optimizer`'s step counter and moments, or None before it is built."""
+    if optimizer is None or not optimizer.built:
+        return None
+    return [variable.numpy() for variable in _moments_holder(optimizer).variables]
+
+
+def restore_optimizer_state(model, state, saved_name):
+    """Fills `model`'s optimizer (built here if needed) with `state` from `optimizer_state`;
+    an optimizer of another kind or shape (`saved_name`'s) is refused with one line."""
+    ensure_optimizer_built(model)
+    target = _moments_holder(model.optimizer).variables
+    if [tuple(v.shape) for v in target] != [value.shape for value in state]:
+        raise KseqError(f"The saved optimizer ({saved_name}, {len(state)} variables) does not "
+                        f"fit the recipe's ({type(_moments_holder(model.optimizer)).__name__}, "
+                        f"{len(target)}); train into a new --output. "
+                        f"Received: {len(state)} variables")
+    for variable, value in zip(target, state):
+        variable.assign(value)
+
+
 def compiled_from_recipe(model, training):
     """`model` compiled anew from a recipe's `training` section, keeping its optimizer's
     state (step counter, moments; a loss scale starts afresh).
@@ -83,22 +109,11 @@ def compiled_from_recipe(model, training):
     rate, warm-up, clipping or label smoothing), not with the file's. An optimizer
     whose state does not fit the recipe's is refused with one line.
     """
-    inner = lambda optimizer: getattr(optimizer, "inner_optimizer", optimizer)
     saved = getattr(model, "optimizer", None)
-    state = [v.numpy() for v in inner(saved).variables] if saved is not None and saved.built \
-        else None
+    state = optimizer_state(saved)
     model.compile_from_recipe(training)
-    if state is None:
-        return model
-    ensure_optimizer_built(model)
-    target = inner(model.optimizer).variables
-    if [tuple(v.shape) for v in target] != [value.shape for value in state]:
-        raise KseqError(f"The saved optimizer ({type(inner(saved)).__name__}, {len(state)} "
-                        f"variables) does not fit the recipe's "
-                        f"({type(inner(model.optimizer)).__name__}, {len(target)}); train into "
-                        f"a new --output. Received: {len(state)} variables")
-    for variable, value in zip(target, state):
-        variable.assign(value)
+    if state is not None:
+        restore_optimizer_state(model, state, type(_moments_holder(saved)).__name__)
     return model
 
 

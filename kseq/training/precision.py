@@ -27,6 +27,7 @@ import copy
 import keras
 
 from kseq.errors import KseqError
+from kseq.training.checkpoints import optimizer_state, restore_optimizer_state
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 # Dtype policies a precision change rewrites; integer or pure 16-bit policies stay.
@@ -85,11 +86,6 @@ def model_precision(model):
     return model.dtype_policy.name
 
 
-def _base_optimizer(optimizer):
-    """The optimizer that holds the moments (inside a `LossScaleOptimizer`, its inner one)."""
-    return getattr(optimizer, "inner_optimizer", optimizer)
-
-
 def rebuilt_at_precision(model, precision, training):
     """A copy of a compiled task `model` computing in `precision`, with the same weights and
     optimizer state (step counter, moments); a loss scale starts afresh.
@@ -103,10 +99,7 @@ def rebuilt_at_precision(model, precision, training):
     if hasattr(model, "recipe"):  # a preset's or a run's recipe travels with the model
         copied.recipe = model.recipe
     copied.set_weights(model.get_weights())
-    source = _base_optimizer(model.optimizer)
-    if source.built:
-        target = copied.optimizer
-        target.build(copied.trainable_variables)
-        for into, value in zip(_base_optimizer(target).variables, source.variables):
-            into.assign(value)
+    state = optimizer_state(model.optimizer)
+    if state is not None:
+        restore_optimizer_state(copied, state, type(model.optimizer).__name__)
     return copied
