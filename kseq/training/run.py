@@ -162,14 +162,12 @@ def _start(run, recipe, splits, store):
         if os.path.isfile(run.file("model_config.json")):
             model = _model_from_config(run, recipe, precision)
         else:
-            model = compiled_from_recipe(
-                rebuilt_at_precision(load_trained(run.path), precision, training), training)
+            model = _trained_at(run, precision, training)
         checkpoint = store.load_newest(model)
         if checkpoint is not None:
             return _Start(model, checkpoint=checkpoint)
     if os.path.isfile(run.model_path):  # compiled with the recipe: its changes apply
-        model = compiled_from_recipe(
-            rebuilt_at_precision(load_trained(run.path), precision, training), training)
+        model = _trained_at(run, precision, training)
         return _Start(model, continued=True)
     if store.steps():
         raise KseqError(f"No usable checkpoint in {store.folder} (see above) and no model.keras; "
@@ -179,6 +177,14 @@ def _start(run, recipe, splits, store):
     except TypeError as error:  # an unknown or misspelt model option
         raise KseqError(f"The recipe's model section does not fit this architecture "
                         f"({error}). Received: model={recipe.get('model')!r}") from None
+
+
+def _trained_at(run, precision, training):
+    """The run's `model.keras` at `precision`, compiled from the recipe with its optimizer's
+    state (a copy at another precision is compiled so already: not compiled twice)."""
+    model = load_trained(run.path)
+    rebuilt = rebuilt_at_precision(model, precision, training)
+    return rebuilt if rebuilt is not model else compiled_from_recipe(model, training)
 
 
 def _check_checkpoint_precision(store, precision):
