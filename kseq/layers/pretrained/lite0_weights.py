@@ -186,6 +186,27 @@ def lite0_imagenet_weights(layer_class, refresh=False):
     return path
 
 
+def lite0_imagenet_classifier(layer_class):
+    """The ImageNet classifier of the checkpoint, `(kernel [1280, 1000], bias [1000])`
+    float32 in Keras's layout (the checkpoint's `_fc`), read from the converted weights
+    file (`lite0_imagenet_weights`) without building a layer. Class `i` is the `i`-th
+    ILSVRC-2012 synset in sorted WordNet-id order (0 tench, 652 military uniform)."""
+    import h5py
+
+    path = lite0_imagenet_weights(layer_class)
+    try:
+        with h5py.File(path, "r") as weights:
+            kernel, bias = (weights[f"classifier/vars/{i}"][()] for i in (0, 1))
+    except (OSError, KeyError) as error:
+        raise KseqError(f"The converted EfficientNet-Lite0 weights hold no ImageNet classifier "
+                        f"({error}); delete the file to convert it again. Received: {path}"
+                        ) from None
+    if kernel.shape != (1280, 1000) or bias.shape != (1000,):
+        raise KseqError(f"The EfficientNet-Lite0 classifier should be 1280x1000. Received: "
+                        f"kernel {kernel.shape}, bias {bias.shape} in {path}")
+    return kernel.astype(np.float32), bias.astype(np.float32)
+
+
 def load_lite0_weights(layer, source):
     """Loads `"imagenet"` or a `.weights.h5` path into the built EfficientNetLite0 `layer`."""
     import keras

@@ -1,7 +1,7 @@
 """`ImageEncoder`: pixels -> the shared memory dict, over a CNN backbone's feature grid.
 
 Shape letters: `B` batch, `H`, `W` image size, `h`, `w` the backbone's grid,
-`S = h·w` memory positions, `C` backbone channels, `E` `hidden_dim`.
+`S = h·w` memory positions, `C` backbone channels, `E` `hidden_dim` (or `C`).
 """
 
 import keras
@@ -21,14 +21,17 @@ class ImageEncoder(Part):
     `"states"` `[B, S, E]`, `"mask"` (all True) and `"final"`, the mean state,
     which starts an RNN decoder ("Show, Attend and Tell"). The position signal
     is a learned row vector plus a learned column vector, so attention can
-    tell "above" from "below".
+    tell "above" from "below". With `hidden_dim=None` the memory is the
+    backbone's grid itself (`E = C`: no projection, no position signal), so
+    mean pooling and a `Dense` head are exactly an ImageNet classifier's
+    global average and fully connected layer.
 
     Args:
         backbone: an image backbone (`kseq.layers.SmallCnn`,
             `EfficientNetLite0`, `ApplicationBackbone`): pixels in `[0, 255]`
             -> `[B, h, w, C]`, with `feature_grid(image_size)`.
         image_size: `(H, W)` of the input images.
-        hidden_dim: `E`.
+        hidden_dim: `E`, or None: the backbone's `C` channels, unprojected.
         dropout: on the projected states, in training.
         trainable_backbone: False freezes the backbone (its batch norm too):
             only the projection and the decoder learn.
@@ -50,6 +53,10 @@ class ImageEncoder(Part):
     >>> memory = encoder(np.zeros((2, 16, 16, 3), "uint8"))
     >>> tuple(memory["states"].shape), tuple(memory["final"].shape)
     ((2, 16, 12), (2, 12))
+    >>> raw = kseq.models.encoders.ImageEncoder(kseq.layers.SmallCnn((8, 8)), (16, 16),
+    ...                                         hidden_dim=None)
+    >>> tuple(raw(np.zeros((1, 16, 16, 3), "uint8"))["states"].shape), raw.width
+    ((1, 16, 8), 8)
     """
 
     CONFIG = ("image_size", "hidden_dim", "dropout", "trainable_backbone", "augmentation")
@@ -58,7 +65,8 @@ class ImageEncoder(Part):
                  trainable_backbone=True, augmentation=0.0, **kwargs):
         super().__init__(**kwargs)
         image_size = [check_int("image_size", side) for side in image_size]
-        check_int("hidden_dim", hidden_dim)
+        if hidden_dim is not None:
+            check_int("hidden_dim", hidden_dim)
         check_float("dropout", dropout, minimum=0.0, maximum=1.0)
         check_float("augmentation", augmentation, minimum=0.0, maximum=0.5)
         store_arguments(self, locals())
@@ -71,9 +79,12 @@ class ImageEncoder(Part):
         self.grid = tuple(backbone.feature_grid(image_size))
         # === Layers ===
         dtype, name = self.dtype_policy, self.name
-        self.projection = keras.layers.Dense(hidden_dim, dtype=dtype, name=f"{name}_projection")
-        self.position_embedding = GridPositionEmbedding(dtype=dtype,
-                                                        name=f"{name}_position_embedding")
+        self.projection = self.position_embedding = None  # hidden_dim=None: the raw grid
+        if hidden_dim is not None:
+            self.projection = keras.layers.Dense(hidden_dim, dtype=dtype,
+                                                 name=f"{name}_projection")
+            self.position_embedding = GridPositionEmbedding(dtype=dtype,
+                                                            name=f"{name}_position_embedding")
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name=f"{name}_dropout")
         self.augmentation_layers = [] if not augmentation else [
             keras.layers.RandomTranslation(augmentation, augmentation, fill_mode="constant",
@@ -81,6 +92,11 @@ class ImageEncoder(Part):
                                            name=f"{name}_random_shift"),
             keras.layers.RandomContrast(augmentation, value_range=(0, 255), dtype=dtype,
                                         name=f"{name}_random_contrast")]
+
+    @property
+    def width(self):
+        """`E`, the memory's width: `hidden_dim`, or the backbone's channels."""
+        return self.backbone.output_channels if self.hidden_dim is None else self.hidden_dim
 
     @property
     def positions(self):
@@ -99,8 +115,10 @@ class ImageEncoder(Part):
     def memory_from_features(self, features, training=None):
         """The backbone's grid `[B, h, w, C]` -> the memory dict (projection, positions)."""
         height, width = self.grid
-        states = self.position_embedding(self.projection(features))  # [B, h, w, E]
-        states = ops.reshape(states, (-1, height * width, self.hidden_dim))
+        states = features  # [B, h, w, C]; with hidden_dim=None, E = C
+        if self.projection is not None:
+            states = self.position_embedding(self.projection(features))  # [B, h, w, E]
+        states = ops.reshape(states, (-1, height * width, self.width))
         states = self.dropout_layer(states, training=training)  # [B, S, E]
         mask = ops.ones_like(states[:, :, 0], dtype="bool")  # [B, S]
         return {"states": states, "mask": mask, "final": ops.mean(states, axis=1)}
