@@ -35,6 +35,7 @@ PAGES = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, 
 PYTHON_SAMPLES = {
     # README.md
     'model.translate(["twenty-one", "nine hundred and ninety-nine"], beam_size=4)': [],
+    'kseq.zoo.classifier("sms_spam_classifier")': [],
     'numbers_dataset("fr", train_size=30000)': [
         ('train_size=30000', 'train_size=300, valid_size=10, test_size=10'),
         ('"numbers_fr_transformer"', '"numbers_fr_tiny"'),
@@ -175,6 +176,18 @@ def test_preset_quick_start_runs(capsys):
          namespace)
     assert namespace["model"].translate(["twenty-one", "nine hundred and ninety-nine"]) == [
         "vingt et un", "neuf cent quatre-vingt-dix-neuf"]  # the answer the README shows
+
+
+def test_shipped_classifier_and_tagger_quick_start_runs():
+    namespace = {}
+    exec(sample('kseq.zoo.classifier("sms_spam_classifier")'), namespace)
+    found = namespace["spam"].predict_labels(["See you at 6 for dinner?", "WINNER!! You have won "
+                                              "a £1000 prize. Call 09061701461 to claim now"])
+    assert [label for label, _ in found] == ["ham", "spam"]  # the answers the README shows
+    assert all(probability > 0.999 for _, probability in found)
+    tagger = namespace["kseq"].zoo.tagger("turkish_pos_tagger")
+    assert tagger.tag(["Ali eve gitti ."]) == [(["Ali", "eve", "gitti", "."],
+                                                ["NOUN", "NOUN", "VERB", "PUNCT"])]
 
 
 def test_translator_options_sample_runs(workdir, capsys):
