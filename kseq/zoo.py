@@ -17,6 +17,8 @@ import warnings
 from kseq.errors import KseqError
 from kseq.models import ARCHITECTURES  # noqa: F401 (a translator's architectures)
 from kseq.models import Captioner, SequenceClassifier, SequenceTagger, Translator
+from kseq.models.translator.ctranslate2_translator import (CTranslate2Translator,
+                                                           is_ctranslate2_export)
 from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa: F401
                                  build_data, load_recipe, make_tokenizer, merge)
 from kseq.presets.catalog import canonical_name, is_preset, load_preset_model, presets
@@ -136,10 +138,27 @@ def translator(preset="transformer", *, train_data=None, vocab=None, recipe=None
     ['quarante-deux']
     >>> kseq.zoo.translator("rnn", train_data=[("one", "un")], units=8).encoder.units
     8
+
+    A folder written by `kseq.export.export_ctranslate2` loads as a
+    `CTranslate2Translator` (model options: `compute_type`, `intra_threads`,
+    `inter_threads`, `device`).
     """
+    if is_ctranslate2_export(preset):
+        return _ctranslate2_translator(preset, dict(train_data=train_data, vocab=vocab,
+                                                    recipe=recipe), model_options)
     return _model(Translator, ("preset_or_arch", "train_pairs", "source_vocab", "target_vocab"),
                   model_options, preset=preset, train_data=train_data, vocab=vocab,
                   recipe=recipe, load_weights=load_weights)
+
+
+def _ctranslate2_translator(folder, inputs, options):
+    given = sorted(name for name, value in inputs.items() if value is not None)
+    unknown = sorted(set(options) - {"compute_type", "intra_threads", "inter_threads", "device"})
+    if given or unknown:
+        raise KseqError(f"A CTranslate2 export is built; it takes only compute_type, "
+                        f"intra_threads, inter_threads and device. Received: "
+                        f"{', '.join(given + unknown)}")
+    return CTranslate2Translator(folder, **options)
 
 
 def captioner(preset="small_cnn", *, train_data=None, vocab=None, recipe=None,

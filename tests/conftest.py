@@ -39,7 +39,9 @@ SLOW_DOCTESTS = {"kseq.zoo.translator", "kseq.models.task.Task.from_preset",
                  "kseq.models.captioner.captioner.Captioner",
                  "kseq.layers.efficientnet_lite0.EfficientNetLite0",
                  "kseq.models.captioner.captioner_preprocessor.CaptionerPreprocessor",
-                 "kseq.layers.application_backbone.ApplicationBackbone"}
+                 "kseq.layers.application_backbone.ApplicationBackbone",
+                 "kseq.export.ctranslate2_export.export_ctranslate2",
+                 "kseq.models.translator.ctranslate2_translator.CTranslate2Translator"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -18,17 +18,10 @@ import os
 import tempfile
 
 from kseq.atomic_files import atomic_path, atomic_write_text, file_sha256
+from kseq.export.inference_copy import without_optimizer
 from kseq.presets import rebuilt_backbones
 from kseq.presets import catalog
 from kseq.presets.keras_archive import copy_tree, dataset_count, rewrite_weights
-
-
-def without_optimizer(model):
-    """The same model and weights, uncompiled: its file holds no optimizer state (Adam's
-    two moments would triple a shipped file) and no compile config."""
-    copy = type(model).from_config(model.get_config())
-    copy.set_weights(model.get_weights())
-    return copy
 
 
 def save_shipped_keras(model, path, float16=True, left_out=None):

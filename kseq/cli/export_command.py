@@ -1,4 +1,8 @@
-"""`kseq export`: write a TF Serving SavedModel (BASE/NAME/VERSION)."""
+"""`kseq export`: write a TF Serving SavedModel (BASE/NAME/VERSION) and print its size.
+
+The export holds the weights and vocabularies serving reads, never the
+optimizer state a trained folder's `model.keras` keeps (`kseq.export`).
+"""
 
 import os
 
@@ -8,11 +12,13 @@ from kseq.errors import KseqError
 
 
 def _export(args):
-    from kseq.export import export_to_serving_layout
+    from kseq.export import export_bytes, export_to_serving_layout
 
     if args.n_best > args.beam:
         raise KseqError(f"--n-best must be <= --beam. Received: --n-best {args.n_best}, "
                         f"--beam {args.beam}")
+    if args.format == "ctranslate2":
+        return _export_ctranslate2(args)
     base, name = os.path.split(os.path.normpath(args.output))
     if not name or name in (".", ".."):
         raise KseqError(f"--output must be BASE/NAME. Received: --output {args.output}")
@@ -22,4 +28,31 @@ def _export(args):
     options = _taken(model, model.export_options, given, SEARCH_TUNING, "export")
     version_dir = export_to_serving_layout(model, base or ".", name, args.version, **options)
     if not args.quiet:
-        print(f"exported {version_dir} (models.config in {base or '.'})")
+        print(f"exported {version_dir}: {_size(export_bytes(version_dir))} "
+              f"(models.config in {base or '.'})")
+
+
+def _size(count):
+    """Bytes as `"3.2 MB"` (`"85 kB"` under 0.1 MB)."""
+    return f"{count / 1e6:.1f} MB" if count >= 100_000 else f"{count / 1e3:.0f} kB"
+
+
+def _export_ctranslate2(args):
+    """`--format ctranslate2`: the folder `--output` (a Transformer translator's CTranslate2
+    model, `kseq.export.export_ctranslate2`); the search options become its defaults."""
+    from kseq.export import export_bytes, export_ctranslate2
+
+    for flag, value in (("--version", args.version), ("--xla", args.xla or None)):
+        if value is not None:
+            raise KseqError(f"`--format ctranslate2` writes one folder, with no {flag}. "
+                            f"Received: {flag}")
+    model = _load_task(args.model_dir, "export")
+    given = dict(alpha=args.alpha, length_penalty=args.length_penalty,
+                 max_length=args.max_length)
+    options = {name: value for name, value in given.items() if value is not None}
+    if options.get("length_penalty") == "none":
+        options["length_penalty"] = None
+    folder = export_ctranslate2(model, args.output, beam_size=args.beam, n_best=args.n_best,
+                                **options)
+    if not args.quiet:
+        print(f"exported {folder}: {_size(export_bytes(folder))} (CTranslate2)")

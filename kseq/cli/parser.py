@@ -213,10 +213,15 @@ def build_parser():
                           help="also write the full report to FILE as JSON")
     evaluate.set_defaults(run=_evaluate)
 
-    export = commands.add_parser("export", help="write a TF Serving SavedModel",
-                                 parents=common)
+    export = commands.add_parser("export", help="write a TF Serving SavedModel (or a "
+                                 "CTranslate2 model folder)", parents=common)
     export.add_argument("model_dir", help=MODEL_HELP)
-    export.add_argument("--output", required=True, help="BASE/NAME; writes BASE/NAME/VERSION")
+    export.add_argument("--format", choices=("tf_saved_model", "ctranslate2"),
+                        default="tf_saved_model",
+                        help="tf_saved_model (default) or ctranslate2: a CTranslate2 model folder "
+                             "of a Transformer translator (pip install 'kseq[ctranslate2]')")
+    export.add_argument("--output", required=True,
+                        help="BASE/NAME; writes BASE/NAME/VERSION (ctranslate2: the folder)")
     export.add_argument("--version", type=_integer(1),
                         help="the model version to write (default: the next free number)")
     _search_arguments(export, mbr=False)

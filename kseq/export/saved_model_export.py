@@ -8,6 +8,11 @@ about text, models or layers: it saves the spec, writes
 `assets.extra/kseq_export.json` (kseq / TensorFlow / tensorflow-text versions,
 the model class, the task's metadata) and TF Serving's warm-up file.
 
+The export holds only what serving reads: the spec comes from
+`kseq.export.inference_copy.inference_model(model)`, an uncompiled copy of a
+compiled model, so no optimizer state (Adam's slots, the iteration count,
+a loss scale) is saved with the weights.
+
 Writes are atomic: everything goes into a hidden staging folder beside the
 destination (`kseq.export.staging`) that is renamed into place only when
 complete, so a kill leaves no destination or a complete one (`saved_model.pb`,
@@ -21,6 +26,7 @@ import os
 import tensorflow as tf
 
 from kseq.errors import KseqError, one_line
+from kseq.export.inference_copy import inference_model
 from kseq.export.staging import publish, staging_directory
 from kseq.version import __version__
 
@@ -72,6 +78,13 @@ def export_saved_model(model, filepath, **options):
     return filepath
 
 
+def export_bytes(folder):
+    """The total size in bytes of the files under `folder` (an export: `saved_model.pb`,
+    `variables/`, `assets/`, `assets.extra/`); what `kseq export` reports."""
+    return sum(os.path.getsize(os.path.join(root, name))
+               for root, _, names in os.walk(folder) for name in names)
+
+
 def write_error(error, folder):
     """A `KseqError` naming `folder` for an `OSError` or a TensorFlow `OpError` (a full disk
     is a `ResourceExhaustedError` inside `tf.saved_model.save`) raised while exporting."""
@@ -95,7 +108,9 @@ def build_saved_model(model, staging, **options):
         raise KseqError(f"{type(model).__name__} defines no `serving_spec`, so it has no "
                         f"serving endpoints to export. Received: {type(model).__name__}")
     _check_options(model, options)
-    spec = model.serving_spec(**options)
+    # A compiled model tracks its optimizer: serving from the model itself would save
+    # Adam's slots (twice the weights) beside the weights.
+    spec = inference_model(model).serving_spec(**options)
     module = tf.Module(name="kseq_serving")
     for name, trackable in spec.trackables.items():
         setattr(module, name, trackable)

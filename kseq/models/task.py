@@ -23,6 +23,12 @@ decoder or a head: registered layers) and a preprocessor. The base gives it:
   (the architecture column of `kseq presets`), and what the `kseq` command
   may ask of it: `cli_verbs`, `evaluate_options`, `export_options`. So
   `kseq.zoo` and `kseq.cli` hold no per-task code.
+- **Raw examples in `predict`.** A task that defines `predict_raw(examples,
+  batch_size)` (a classifier, a tagger) answers `predict` / `predict_on_batch`
+  on raw examples (a list or 1-D array of strings, bytes, file paths or word
+  lists; a 1-D `tf.string` tensor) through its preprocessor, keras-hub's
+  convention for text classifiers; model inputs (token ids, dicts, image
+  tensors, datasets) go to Keras's own `predict`, unchanged.
 - **The real-rows train step.** A task that defines the hooks
   `hidden_states(inputs, training)` (`[B, T, E]`, or `[B, E]` for one label
   per example) and `project(states)` (float32 logits) trains through
@@ -37,6 +43,7 @@ under those sublayers, as in models saved before the parts existed.
 
 import inspect
 import logging
+import os
 
 import keras
 import numpy as np
@@ -69,6 +76,26 @@ def _is_pairs(x):
     return isinstance(x, list) and all(
         isinstance(pair, (tuple, list)) and len(pair) == 2 and not isinstance(pair[0], (
             int, float, np.number)) for pair in x)
+
+
+def _is_raw_item(item):
+    return isinstance(item, (str, bytes, os.PathLike)) or (
+        isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item))
+
+
+def _raw_examples(x):
+    """`predict`'s `x` as a list of raw examples (strings, bytes, file paths, word lists), or
+    None when `x` is model inputs (numeric arrays or tensors, dicts, datasets)."""
+    if isinstance(x, tf.Tensor) and x.dtype == tf.string and tf.executing_eagerly():
+        return x.numpy().tolist()
+    if isinstance(x, np.ndarray) and (x.dtype.kind in "US" or (
+            x.dtype.kind == "O" and all(isinstance(item, (str, bytes)) for item in x.flat))):
+        return x.tolist()
+    if isinstance(x, (str, bytes)):
+        return x  # refused by the task's checks, in one line (a common slip)
+    if isinstance(x, (list, tuple)) and (not x or any(_is_raw_item(item) for item in x)):
+        return list(x)  # the task's checks name a bad item
+    return None
 
 
 class _InferenceCall:
@@ -266,6 +293,32 @@ class Task(keras.Model):
         if isinstance(x, tf.data.Dataset) and len(args) < 7:  # 7: `shuffle` not positional
             kwargs.setdefault("shuffle", False)
         return super().fit(x, y, *args, **kwargs)
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """Keras's `predict`; raw examples go through the preprocessor (`predict_raw`).
+
+        A task with `predict_raw` (classifier: probabilities `[N, C]`; tagger:
+        `[N, W, C]`) reads a list or 1-D array of texts (or, for an image
+        classifier, encoded images or file paths) in batches of `batch_size`
+        (default 256, as `predict_labels`), without a progress bar. Model
+        inputs (token ids, dicts, image tensors, datasets) are Keras's own
+        `predict`, unchanged: the model's outputs (logits).
+        """
+        examples = _raw_examples(x) if hasattr(self, "predict_raw") else None
+        if examples is None:
+            return super().predict(x, batch_size, verbose, steps, callbacks)
+        if steps is not None or callbacks:
+            raise KseqError(f"`steps` and `callbacks` belong to Keras's loop over model inputs; "
+                            f"{type(self).__name__}.predict reads raw examples in batches of "
+                            f"`batch_size`. Received: steps={steps!r}, callbacks={callbacks!r}")
+        return self.predict_raw(examples, 256 if batch_size is None else batch_size)
+
+    def predict_on_batch(self, x):
+        """Keras's `predict_on_batch`; raw examples as in `predict`, as one batch."""
+        examples = _raw_examples(x) if hasattr(self, "predict_raw") else None
+        if examples is None:
+            return super().predict_on_batch(x)
+        return self.predict_raw(examples, max(len(examples), 1))
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
         """The task's scores on `(input, reference)` pairs; otherwise Keras's `evaluate`.

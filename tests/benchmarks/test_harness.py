@@ -27,8 +27,8 @@ SMOKE = ["bench_search", "bench_step_cache", "bench_epoch_order_pipeline", "benc
          "bench_translator_summary", "quality_table", "bench_cli_startup"]
 # Need data, a model or a second tree not available here: --help and the source checks.
 # bench_captioner's smoke run works offline but takes ~35 s (four searches traced): --help here.
-HELP_ONLY = ["bench_captioner", "bench_decode_libreoffice", "bench_multi_worker_scaling",
-             "bench_decode_same_weights", "bench_export", "bench_onmt_config",
+HELP_ONLY = ["bench_captioner", "bench_ctranslate2", "bench_decode_libreoffice",
+             "bench_multi_worker_scaling", "bench_decode_same_weights", "bench_export", "bench_onmt_config",
              "bench_real_rows_train_step", "bench_translator", "quality_classifiers",
              "quality_emoji_captions", "quality_kanji_radicals", "quality_libreoffice",
              "quality_multilingual_captions", "quality_numbers", "quality_shapes_captions",

@@ -156,6 +156,26 @@ class SequenceClassifier(Task):
             return np.zeros((0, self.preprocessor.num_classes), "float32"), np.zeros(0, bool)
         return np.concatenate(rows), np.concatenate(empty)
 
+    def predict_raw(self, inputs, batch_size=256):
+        """`predict` on raw inputs: `[N, C]` float32 class probabilities, those
+        `predict_labels` reports (and the exported model's `probabilities`); a
+        text without any token gets a row of 0. See `kseq.models.Task.predict`.
+
+        Example:
+        >>> import kseq
+        >>> tok = kseq.text.WordTokenizer.build_vocabulary(["great film", "dull film"])
+        >>> encoder = kseq.models.encoders.RnnEncoder(tok.vocabulary_size, embedding_dim=8,
+        ...                                           units=8)
+        >>> model = kseq.models.SequenceClassifier(
+        ...     encoder, kseq.models.ClassifierPreprocessor(tok, ["negative", "positive"], 16))
+        >>> probabilities = model.predict(["great film", ""])
+        >>> probabilities.shape, round(float(probabilities[0].sum()), 4), probabilities[1].tolist()
+        ((2, 2), 1.0, [0.0, 0.0])
+        """
+        probabilities, empty = self.probabilities(inputs, batch_size)
+        probabilities[empty] = 0.0
+        return probabilities
+
     def predict_labels(self, inputs, top_k=1, batch_size=256):
         """`(label, probability)` per input, or the `top_k` best pairs as a list.
 

@@ -80,13 +80,30 @@ class SequenceTagger(Task):
 
     # === Words in, tags out ===
 
+    def word_logits(self, sentences):
+        """`[B]` sentences (words separated by spaces) -> ragged logits `[B, (W), C]` at the
+        first character of each word that starts within `max_length` characters, and
+        `truncated [B]`."""
+        inputs = self.preprocessor.inference_inputs(sentences)
+        logits = self.inference_logits({"char_ids": inputs["char_ids"]})  # [B, T, C]
+        return tf.ragged.boolean_mask(logits, inputs["starts"]), inputs["truncated"]
+
     def tag_ids(self, sentences):
         """`[B]` sentences (words separated by spaces) -> ragged tag ids `[B, (W)]`, one per
         word that starts within `max_length` characters, and `truncated [B]`."""
-        inputs = self.preprocessor.inference_inputs(sentences)
-        logits = self.inference_logits({"char_ids": inputs["char_ids"]})  # [B, T, C]
-        best = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        return tf.ragged.boolean_mask(best, inputs["starts"]), inputs["truncated"]
+        logits, truncated = self.word_logits(sentences)  # [B, (W), C]
+        best = tf.argmax(logits.flat_values, axis=-1, output_type=tf.int32)  # [words]
+        return logits.with_flat_values(best), truncated
+
+    def _chunks(self, sentences, batch_size):
+        """Sentences (as `tag` reads them) -> `(words, joined [b] sentences)` per batch."""
+        batch_size = check_int("batch_size", batch_size)
+        words = [s.split() if isinstance(s, str) else [str(w) for w in s] for s in
+                 self._check_sentences(sentences)]
+        for begin in range(0, len(words), batch_size):
+            chunk = words[begin:begin + batch_size]
+            yield chunk, join_words(tf.ragged.constant(chunk, dtype=tf.string) if any(chunk)
+                                    else tf.ragged.constant([[]] * len(chunk), dtype=tf.string))
 
     def tag(self, sentences, batch_size=256):
         """Tags sentences: each item a `str` (split on whitespace) or a list of words.
@@ -95,15 +112,8 @@ class SequenceTagger(Task):
         sentence gives `([], [])`. Words past `max_length` characters get no
         tag (their list is cut, with a warning).
         """
-        batch_size = check_int("batch_size", batch_size)
-        words = [s.split() if isinstance(s, str) else [str(w) for w in s] for s in
-                 self._check_sentences(sentences)]
         results = []
-        for begin in range(0, len(words), batch_size):
-            chunk = words[begin:begin + batch_size]
-            joined = join_words(tf.ragged.constant(chunk, dtype=tf.string)
-                                if any(chunk) else tf.ragged.constant([[]] * len(chunk),
-                                                                       dtype=tf.string))
+        for chunk, joined in self._chunks(sentences, batch_size):
             ids, truncated = self.tag_ids(joined)
             for row, tag_ids in zip(chunk, ids.to_list()):
                 tags = [self.tag_names[i] for i in tag_ids]
@@ -113,6 +123,39 @@ class SequenceTagger(Task):
                     "%d sentence(s) longer than max_length=%d characters were cut.",
                     int(np.sum(truncated.numpy())), self.preprocessor.max_length)
         return results
+
+    def predict_raw(self, sentences, batch_size=256):
+        """`predict` on raw sentences (as `tag` reads them; bytes are decoded, invalid
+        UTF-8 replaced): tag probabilities `[N, W, C]` float32, one row per tagged word
+        (row `n`'s first `len(tag(...)[n][1])` rows), padded with rows of 0 to the most
+        tagged words `W` of the batch. `tag` reports each row's argmax. See
+        `kseq.models.Task.predict`.
+
+        Example:
+        >>> import kseq
+        >>> tok = kseq.text.CharTokenizer.build_vocabulary(["the dog runs"])
+        >>> encoder = kseq.models.encoders.RnnEncoder(tok.vocabulary_size, embedding_dim=8,
+        ...                                           units=8)
+        >>> model = kseq.models.SequenceTagger(
+        ...     encoder, kseq.models.TaggerPreprocessor(tok, ["DET", "NOUN", "VERB"], 32))
+        >>> probabilities = model.predict(["the dog runs", "dog"])
+        >>> probabilities.shape, probabilities.sum(axis=-1).round(4).tolist()
+        ((2, 3, 3), [[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+        """
+        if isinstance(sentences, (list, tuple)):
+            sentences = [s.decode("utf-8", "replace") if isinstance(s, bytes) else s
+                         for s in sentences]
+        rows = []
+        for _, joined in self._chunks(sentences, batch_size):
+            logits, _ = self.word_logits(joined)  # ragged [b, (W), C]
+            flat = ops.convert_to_numpy(ops.softmax(logits.flat_values, axis=-1))  # [words, C]
+            splits = logits.row_splits.numpy()
+            rows += [flat[begin:end] for begin, end in zip(splits[:-1], splits[1:])]
+        padded = np.zeros((len(rows), max([len(row) for row in rows], default=0),
+                           self.preprocessor.num_tags), "float32")  # [N, W, C]
+        for index, row in enumerate(rows):
+            padded[index, : len(row)] = row
+        return padded
 
     @staticmethod
     def _check_sentences(sentences):

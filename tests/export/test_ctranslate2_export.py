@@ -1,0 +1,131 @@
+"""CTranslate2 export (`kseq export --format ctranslate2`) and translation through it.
+
+The shipped `numbers_fr_transformer` (2+2 layers, d 64, separate vocabularies,
+tied output projection) is exported once per module through the command line;
+its CTranslate2 greedy output must equal kseq's, token for token.
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import kseq
+from kseq.cli import main
+from kseq.errors import KseqError
+from kseq.export import export_ctranslate2
+from kseq.models.translator.ctranslate2_translator import CONFIG_FILE, CTranslate2Translator
+from kseq.presets.catalog import slice_pairs
+
+pytest.importorskip("ctranslate2")
+
+PRESET = "numbers_fr_transformer"
+NUMBERS = [source for source, _ in slice_pairs(PRESET)[:50]]
+
+
+@pytest.fixture(scope="module")
+def keras_model():
+    return kseq.zoo.translator(PRESET)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("ct2") / "numbers_fr")
+    code = main(["export", PRESET, "--format", "ctranslate2", "--output", folder, "--quiet"])
+    assert code == 0
+    return folder
+
+
+@pytest.mark.slow  # a preset, an export, two greedy searches: ~6 s
+def test_greedy_output_is_kseqs(keras_model, exported):
+    with open(os.path.join(exported, CONFIG_FILE), encoding="utf-8") as handle:
+        config = json.load(handle)
+    assert config["search"]["length_penalty"] == "fairseq" and config["max_target_length"] == 32
+    with open(os.path.join(exported, "config.json"), encoding="utf-8") as handle:
+        assert json.load(handle)["layer_norm_epsilon"] == pytest.approx(1e-5)
+    model = kseq.zoo.translator(exported)
+    assert isinstance(model, CTranslate2Translator)
+    texts, scores = zip(*keras_model.translate(NUMBERS, beam_size=1, return_scores=True))
+    ct2_texts, ct2_scores = zip(*model.translate(NUMBERS, beam_size=1, return_scores=True))
+    assert list(ct2_texts) == list(texts)
+    np.testing.assert_allclose(np.array(ct2_scores), np.array(scores), atol=1e-4)
+    # An empty input has no output, as in kseq; n-best comes back as lists.
+    assert model.translate(["", "forty-two"], beam_size=4, n_best=2)[0] == ["", ""]
+
+
+@pytest.mark.slow  # the CLI loads the export: ~2 s
+def test_translate_command_on_the_export(exported, capsys):
+    assert main(["translate", exported, "forty-two", "seven", "--beam", "1"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["quarante-deux", "sept"]
+    assert main(["translate", exported, "forty-two", "--length-penalty", "gnmt"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("kseq: error: CTranslate2 normalises") and "\n" not in error
+    assert main(["evaluate", exported, "--data", "test"]) == 2  # translate only
+    assert "answers translate" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # loads the export: ~1 s
+def test_unmapped_options_are_refused_in_one_line(exported):
+    model = kseq.zoo.translator(exported)
+    for options in (dict(xla=True), dict(mbr=True), dict(prefixes=["quarante"]),
+                    dict(coverage_penalty=0.2), dict(length_penalty="gnmt")):
+        with pytest.raises(KseqError, match="CTranslate2") as error:
+            model.translate(["forty-two"], **options)
+        assert "\n" not in str(error.value)
+    with pytest.raises(KseqError, match="takes only compute_type"):
+        kseq.zoo.translator(exported, units=8)
+
+
+# Untrained tiny Transformers of the layouts the preset does not cover (it is sinusoidal,
+# pre-LN, separate vocabularies, tied); the check is numerical:
+# CTranslate2's teacher-forced log-probabilities (`score_batch`) against kseq's logits.
+LAYOUTS = [dict(position="sinusoidal", norm_first=True, share_embeddings="all"),
+           dict(position="learned", norm_first=False, share_embeddings="none")]
+TINY_PAIRS = [("one two three", "un deux trois"), ("four five", "quatre cinq"),
+              ("six seven eight nine", "six sept huit neuf")]
+
+
+@pytest.mark.slow  # a tiny model, exported and scored: ~2 s
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda d: "-".join(map(str, d.values())))
+def test_every_layout_scores_as_kseq(layout, tmp_path):
+    import tensorflow as tf
+
+    shared = {"tokenizer": {"kind": "word", "shared": layout["share_embeddings"] == "all"}}
+    model = kseq.zoo.translator("transformer", train_data=TINY_PAIRS, recipe=shared,
+                                num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                                max_source_length=12, max_target_length=12, **layout)
+    folder = export_ctranslate2(model, str(tmp_path / "ct2"))
+    sources, targets = zip(*TINY_PAIRS)
+    features, labels = model.preprocessor(tf.constant(sources), tf.constant(targets))
+    logits = model({name: ids.to_tensor() for name, ids in features.items()})
+    expected = tf.gather(tf.nn.log_softmax(logits), labels.to_tensor()[..., None],
+                         batch_dims=2)[..., 0].numpy()  # [B, T]
+    ct2 = CTranslate2Translator(folder)
+    results = ct2.translator.score_batch(ct2.source_tokens(list(sources))[0],
+                                         [t.split() for t in targets])
+    for row, result in enumerate(results):
+        np.testing.assert_allclose(result.log_probs, expected[row, : len(result.log_probs)],
+                                   atol=1e-4)
+
+
+def test_rnn_translator_is_refused(tmp_path):
+    model = kseq.zoo.translator("rnn", train_data=[("one two", "un deux")], units=8,
+                                embedding_dim=8)
+    with pytest.raises(KseqError, match="CTranslate2 runs Transformer translators only") as error:
+        export_ctranslate2(model, str(tmp_path / "rnn"))
+    assert "\n" not in str(error.value) and "RnnEncoder" in str(error.value)
+    assert not os.path.exists(tmp_path / "rnn")
+
+
+@pytest.mark.slow  # loads the preset when run alone: ~3 s
+def test_missing_ctranslate2_names_the_extra(tmp_path, monkeypatch, keras_model):
+    monkeypatch.setitem(sys.modules, "ctranslate2", None)  # `import ctranslate2` fails
+    with pytest.raises(KseqError, match=r"pip install 'kseq\[ctranslate2\]'") as error:
+        export_ctranslate2(keras_model, str(tmp_path / "ct2"))
+    assert "\n" not in str(error.value)
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / CONFIG_FILE).write_text("{}")
+    with pytest.raises(KseqError, match=r"pip install 'kseq\[ctranslate2\]'"):
+        CTranslate2Translator(str(tmp_path / "fake"))
