@@ -121,12 +121,27 @@ def float16_bytes(model):
         return os.path.getsize(path)
 
 
-def compared_size(run, splits, task):
-    """Another run of the recipe at another size: parameters, float16 file, scores."""
-    other = load_trained(run)
-    with open(os.path.join(run, "recipe.json"), encoding="utf-8") as handle:
-        model_section = json.load(handle)["model"]
-    return {"run": run, "model": model_section,
+def flat(section, prefix):
+    return {f"{prefix}.{key}": value for key, value in section.items()}
+
+
+def recipe_differences(run, other_run):
+    """`{dotted key: [this run's value, the other's]}` over the two runs' model and training
+    sections (their `recipe.json`)."""
+    sides = []
+    for folder in (run, other_run):
+        with open(os.path.join(folder, "recipe.json"), encoding="utf-8") as handle:
+            recipe = json.load(handle)
+        sides.append({**flat(recipe["model"], "model"), **flat(recipe["training"], "training")})
+    return {key: [sides[0].get(key), sides[1].get(key)] for key in sorted(set(sides[0]) |
+            set(sides[1])) if sides[0].get(key) != sides[1].get(key)}
+
+
+def compared_run(run, other_run, splits, task):
+    """Another run of the recipe (another size or schedule): what differs, parameters, float16
+    file, scores."""
+    other = load_trained(other_run)
+    return {"run": other_run, "differences": recipe_differences(run, other_run),
             "parameters": other.count_params(), "float16_bytes": float16_bytes(other),
             "valid": scores(other, splits["valid"], task),
             "test": scores(other, splits["test"], task)}
@@ -183,10 +198,11 @@ def card_text(preset, recipe, result):
                      f"{figures_line(result['reloaded'], task)}.")
     if result.get("compared"):
         other = result["compared"]
-        lines.append(f"* **Size chosen**: this file vs the same recipe with "
-                     f"`{json.dumps(other['model'])}` ({other['parameters']:,} parameters, "
-                     f"{other['float16_bytes'] / 1e6:.1f} MB in float16): test "
-                     f"{figures_line(other['test'], task)}; validation "
+        changed = "; ".join(f"{key} {theirs} instead of {ours}" for key, (ours, theirs)
+                            in other["differences"].items())
+        lines.append(f"* **Chosen over** the same recipe with {changed} "
+                     f"({other['parameters']:,} parameters, {other['float16_bytes'] / 1e6:.1f} "
+                     f"MB in float16): test {figures_line(other['test'], task)}; validation "
                      f"{figures_line(other['valid'], task)}.")
     lines += [f"* **Fixed 200-item slice** (`kseq/presets/{result['slice_file']}`, re-scored by "
               f"the tests): {figures_line(result['slice'], task)}.",
@@ -228,7 +244,7 @@ def measure(args):
     result["items_per_second"] = speed(model, task, splits["test"])
     result["samples"] = samples(model, task, splits["test"])
     if args.compare:
-        result["compared"] = compared_size(args.compare, splits, task)
+        result["compared"] = compared_run(args.model, args.compare, splits, task)
     if args.write_weights:
         _, result["reloaded"] = choose_weights(model, args.preset, task, splits["test"],
                                                result["test"])
