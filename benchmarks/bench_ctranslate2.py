@@ -65,7 +65,7 @@ def ct2_run(model, sources, batch, repeats, **search):
 
 
 def numbers_section(folder, args):
-    from kseq.export import export_ctranslate2
+    from kseq.models.translator.ctranslate2_export import export_ctranslate2
     from kseq.models.recipes import build_data, load_recipe
     from kseq.zoo import translator
 
@@ -85,7 +85,7 @@ def numbers_section(folder, args):
 
 
 def libreoffice_section(folder, args):
-    from kseq.export import export_ctranslate2
+    from kseq.models.translator.ctranslate2_export import export_ctranslate2
     from kseq.metrics.text_scores import corpus_scores
     from kseq.presets.catalog import slice_pairs
     from kseq.zoo import translator

@@ -12,25 +12,21 @@ Bad input raises `KseqError`.
 """
 
 import os
-import warnings
 
 from kseq.errors import KseqError
 from kseq.models import ARCHITECTURES  # noqa: F401 (a translator's architectures)
 from kseq.models import Captioner, SequenceClassifier, SequenceTagger, Translator
-from kseq.models.translator.ctranslate2_translator import (CTranslate2Translator,
-                                                           is_ctranslate2_export)
+from kseq.models.translator import ctranslate2_translator
 from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa: F401
                                  build_data, load_recipe, make_tokenizer, merge)
 from kseq.presets.catalog import canonical_name, is_preset, load_preset_model, presets
+from kseq.models.renamed_arguments import RENAMED, new_names  # noqa: F401 (kseq 0.1's names)
 
 # The task classes by their recipes' `"task"` (a recipe without one is a translator's).
 TASKS = {task.preset_task: task for task in (Translator, Captioner, SequenceClassifier,
                                              SequenceTagger)}
 TASK_BUILDERS = {name: cls.from_recipe for name, cls in TASKS.items()}
-# Keyword names of kseq 0.1, accepted for one release with a DeprecationWarning.
-RENAMED = {"preset_or_arch": "preset", "preset_or_encoder": "preset", "train_pairs": "train_data",
-           "train_captions": "train_data", "label_names": "labels", "tag_names": "labels",
-           "source_vocab": "vocab", "target_vocab": "vocab"}
+
 
 
 def register_task(name):
@@ -68,26 +64,6 @@ def describe(recipe):
     return task.describe(recipe) if task else "-"
 
 
-def _new_names(old_names, model_options, arguments):
-    """`arguments` with the values `model_options` gave under `old_names` (taken out of it),
-    each with a `DeprecationWarning` (`source_vocab`, `target_vocab`: `vocab=(source, target)`)."""
-    sides = {}
-    for old in [name for name in old_names if name in model_options]:
-        new, value = RENAMED[old], model_options.pop(old)
-        warnings.warn(f"`{old}` is deprecated and goes in the next release: pass `{new}`.",
-                      DeprecationWarning, stacklevel=4)
-        if new != "preset" and arguments[new] is not None:
-            raise KseqError(f"`{old}` is the old name of `{new}`: pass one of them. "
-                            f"Received: {old} and {new}")
-        if old in ("source_vocab", "target_vocab") and "source_vocab" in old_names:
-            sides[old] = value
-        else:
-            arguments[new] = value
-    if sides:
-        arguments["vocab"] = (sides.get("source_vocab"), sides.get("target_vocab"))
-    return arguments
-
-
 def _recipe_of(task, preset):
     """The recipe `preset` names for `task`: an architecture's, a file's or a preset's."""
     if preset in task.architectures and not os.path.isfile(str(preset)):
@@ -105,7 +81,7 @@ def _recipe_of(task, preset):
 
 def _model(task, old_names, model_options, preset, recipe, load_weights, **inputs):
     """A preset's trained model, or `task.from_recipe` of the merged recipe."""
-    inputs = _new_names(old_names, model_options, dict(inputs, preset=preset))
+    inputs = new_names(old_names, model_options, dict(inputs, preset=preset))
     preset = inputs.pop("preset")
     base = _recipe_of(task, preset)  # read once
     if load_weights and is_preset(preset):
@@ -139,26 +115,15 @@ def translator(preset="transformer", *, train_data=None, vocab=None, recipe=None
     >>> kseq.zoo.translator("rnn", train_data=[("one", "un")], units=8).encoder.units
     8
 
-    A folder written by `kseq.export.export_ctranslate2` loads as a
-    `CTranslate2Translator` (model options: `compute_type`, `intra_threads`,
-    `inter_threads`, `device`).
+    A folder written by `kseq export --format ctranslate2` loads as a
+    `CTranslate2Translator`.
     """
-    if is_ctranslate2_export(preset):
-        return _ctranslate2_translator(preset, dict(train_data=train_data, vocab=vocab,
-                                                    recipe=recipe), model_options)
+    if ctranslate2_translator.is_ctranslate2_export(preset):
+        given = dict(train_data=train_data, vocab=vocab, recipe=recipe)
+        return ctranslate2_translator.load_ctranslate2_translator(preset, given, model_options)
     return _model(Translator, ("preset_or_arch", "train_pairs", "source_vocab", "target_vocab"),
                   model_options, preset=preset, train_data=train_data, vocab=vocab,
                   recipe=recipe, load_weights=load_weights)
-
-
-def _ctranslate2_translator(folder, inputs, options):
-    given = sorted(name for name, value in inputs.items() if value is not None)
-    unknown = sorted(set(options) - {"compute_type", "intra_threads", "inter_threads", "device"})
-    if given or unknown:
-        raise KseqError(f"A CTranslate2 export is built; it takes only compute_type, "
-                        f"intra_threads, inter_threads and device. Received: "
-                        f"{', '.join(given + unknown)}")
-    return CTranslate2Translator(folder, **options)
 
 
 def captioner(preset="small_cnn", *, train_data=None, vocab=None, recipe=None,

@@ -39,8 +39,10 @@ def _size(count):
 
 def _export_ctranslate2(args):
     """`--format ctranslate2`: the folder `--output` (a Transformer translator's CTranslate2
-    model, `kseq.export.export_ctranslate2`); the search options become its defaults."""
-    from kseq.export import export_bytes, export_ctranslate2
+    model: `kseq.models.translator.ctranslate2_export`); the search options become its
+    defaults."""
+    from kseq.export import export_bytes
+    from kseq.models.translator.ctranslate2_export import export_ctranslate2
 
     for flag, value in (("--version", args.version), ("--xla", args.xla or None)):
         if value is not None:

@@ -1,6 +1,5 @@
 """The one export path: a task's `ServingSpec` as a SavedModel for TF Serving, written atomically."""
 
-from kseq.export.ctranslate2_export import export_ctranslate2
 from kseq.export.inference_copy import inference_model, without_optimizer
 from kseq.export.models_config import merge_models_config
 from kseq.export.saved_model_export import (

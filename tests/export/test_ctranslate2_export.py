@@ -15,7 +15,7 @@ import pytest
 import kseq
 from kseq.cli import main
 from kseq.errors import KseqError
-from kseq.export import export_ctranslate2
+from kseq.models.translator.ctranslate2_export import export_ctranslate2
 from kseq.models.translator.ctranslate2_translator import CONFIG_FILE, CTranslate2Translator
 from kseq.presets.catalog import slice_pairs
 

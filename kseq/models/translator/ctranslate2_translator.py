@@ -1,7 +1,7 @@
 """`CTranslate2Translator`: a kseq Transformer translator exported to CTranslate2, run as one.
 
-`kseq.export.export_ctranslate2` writes a CTranslate2 model folder (its
-`model.bin`, `config.json` and vocabularies) with a `kseq_ctranslate2.json`
+`kseq.models.translator.ctranslate2_export.export_ctranslate2` writes a CTranslate2
+model folder (its `model.bin`, `config.json` and vocabularies) with a `kseq_ctranslate2.json`
 beside them: the tokenizer settings and search defaults. This class reads such
 a folder and offers `translate(texts, ...)` as a `Translator` does: kseq's own
 tokenizer cuts each text into tokens (in TensorFlow, as in training),
@@ -42,7 +42,7 @@ def import_ctranslate2():
 
 
 def is_ctranslate2_export(path):
-    """Whether `path` is a folder written by `kseq.export.export_ctranslate2`."""
+    """Whether `path` is a folder written by `ctranslate2_export.export_ctranslate2`."""
     try:
         return os.path.isfile(os.path.join(os.fspath(path), CONFIG_FILE))
     except TypeError:
@@ -69,11 +69,23 @@ def read_export_config(directory):
     return config
 
 
+def load_ctranslate2_translator(folder, inputs, options):
+    """`kseq.zoo.translator(folder)` for a CTranslate2 export: `inputs` (the builder's
+    `train_data`, `vocab`, `recipe`) must be None and `options` only the engine's."""
+    given = sorted(name for name, value in inputs.items() if value is not None)
+    unknown = sorted(set(options) - {"compute_type", "intra_threads", "inter_threads", "device"})
+    if given or unknown:
+        raise KseqError(f"A CTranslate2 export is built; it takes only compute_type, "
+                        f"intra_threads, inter_threads and device. Received: "
+                        f"{', '.join(given + unknown)}")
+    return CTranslate2Translator(folder, **options)
+
+
 class CTranslate2Translator:
     """Translates with a CTranslate2 export; the interface of `Translator.translate`.
 
     Args:
-        directory: a folder written by `kseq.export.export_ctranslate2`.
+        directory: a folder written by `ctranslate2_export.export_ctranslate2`.
         compute_type: CTranslate2's compute type (`"default"`: the saved weights'
             type; `"int8"`, `"int8_float32"`, `"float32"`, ...).
         intra_threads: threads per translation (0: CTranslate2's default).
@@ -83,7 +95,7 @@ class CTranslate2Translator:
     Example:
     >>> import kseq, tempfile, os
     >>> folder = os.path.join(tempfile.mkdtemp(), "ct2")
-    >>> from kseq.export import export_ctranslate2
+    >>> from kseq.models.translator.ctranslate2_export import export_ctranslate2
     >>> _ = export_ctranslate2(kseq.zoo.translator("numbers_fr_transformer"), folder)
     >>> kseq.zoo.translator(folder).translate(["forty-two"], beam_size=1)
     ['quarante-deux']

@@ -38,7 +38,7 @@ class TranslatorEndpoints(tf.Module):
         self.preprocessor = model.preprocessor  # holds the two tokenizers tracked above
         self.settings = settings
         self.max_source_length = model.max_source_length
-        search = lambda ids: model.search(ids, settings)
+        search = lambda ids: model.search(ids, settings, xla=xla)
         self.search = tf.function(search, jit_compile=True) if xla else search
         # No autograph: the search is written with explicit `tf.while_loop`s (and
         # marked do_not_convert), so converting the layers only costs time: the

@@ -68,12 +68,11 @@ def export_ctranslate2(model, directory, *, quantization=None, beam_size=4, n_be
     >>> import kseq, tempfile, os
     >>> folder = os.path.join(tempfile.mkdtemp(), "ct2")
     >>> model = kseq.zoo.translator("numbers_fr_transformer")
-    >>> from kseq.export import export_ctranslate2
+    >>> from kseq.models.translator.ctranslate2_export import export_ctranslate2
     >>> sorted(os.listdir(export_ctranslate2(model, folder)))  # doctest: +NORMALIZE_WHITESPACE
     ['config.json', 'kseq_ctranslate2.json', 'model.bin', 'source_vocabulary.json',
      'target_vocabulary.json']
     """
-    # Imported here: kseq.models imports kseq.export (the serving specs).
     from kseq.models.translator.ctranslate2_translator import (import_ctranslate2,
                                                                is_ctranslate2_export)
 
