@@ -32,6 +32,7 @@ from kseq.decoding.search_common import (
     static_or_dynamic_batch,
     check_search_arguments,
     log_softmax_float32,
+    loop_shapes,
     row_length_limits,
     tile_rows,
     write_column,
@@ -81,6 +82,7 @@ def beam_search(
     length_penalty="fairseq", alpha=0.75, coverage_penalty=0.0, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
     n_best=1, early_stop=True, prompt_ids=None, prompt_lengths=None, prefill=None,
+    state_shapes=None,
 ):
     """Beam search over the step protocol, in one `tf.while_loop`.
 
@@ -101,6 +103,9 @@ def beam_search(
         early_stop: stop a row once no alive beam can enter its n-best list.
         prompt_ids, prompt_lengths, prefill: as in `greedy_search`; the length
             penalty counts generated tokens only.
+        state_shapes: as in `greedy_search` (untiled); the state is reordered
+            as it is, so a cache that grows in blocks keeps each step's gather
+            as small as the cache so far.
 
     Returns:
         `(ids [B, M, T] int32, scores [B, M] float32, lengths [B, M] int32)` in
@@ -235,7 +240,8 @@ def beam_search(
                  alive_log_probs, alive_coverage, finished_sequences, finished_scores,
                  finished_lengths, steps_taken, done)
     (_, _, _, alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len, steps_taken,
-     _) = tf.while_loop(cond, body, loop_vars, maximum_iterations=max_length)
+     _) = tf.while_loop(cond, body, loop_vars, maximum_iterations=max_length,
+                        shape_invariants=loop_shapes(loop_vars, 2, state_shapes))
 
     alive_len = tf.tile(steps_taken[:, None], [1, K])
     alive_score = penalise(alive_lp, alive_len, alive_cov)

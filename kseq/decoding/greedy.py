@@ -11,7 +11,7 @@ from kseq.decoding.single_path_search import single_path_search
 def greedy_search(
     step, state, memory, start_ids, *, max_length, end_id, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
-    prompt_ids=None, prompt_lengths=None, prefill=None,
+    prompt_ids=None, prompt_lengths=None, prefill=None, state_shapes=None,
 ):
     """Greedy decoding over the step protocol, in one `tf.while_loop`.
 
@@ -30,6 +30,9 @@ def greedy_search(
         prompt_ids, prompt_lengths, prefill: tokens every output starts with,
             `[B, P]` right-padded and `[B]`, not scored; `prefill` runs the
             positions all rows share in one pass (see `kseq.decoding.prompts`).
+        state_shapes: optional specs mirroring `state` (e.g. `keras.KerasTensor`s)
+            whose None axes may change from step to step (a KV cache that grows
+            in blocks); None: every state tensor keeps its shape. Not for XLA.
 
     Returns:
         `(ids [B, T] int32, scores [B] float32, lengths [B] int32)`. A finished
@@ -54,4 +57,5 @@ def greedy_search(
         source_lengths=source_lengths, max_length_a=max_length_a,
         max_length_b=max_length_b, no_repeat_ngram_size=no_repeat_ngram_size,
         prompt_ids=prompt_ids, prompt_lengths=prompt_lengths, prefill=prefill,
+        state_shapes=state_shapes,
     )

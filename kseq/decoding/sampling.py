@@ -34,13 +34,13 @@ def sample(
     step, state, memory, start_ids, *, max_length, end_id, temperature=1.0, top_k=0,
     top_p=1.0, seed=None, min_length=0, source_lengths=None, max_length_a=None,
     max_length_b=None, no_repeat_ngram_size=0, prompt_ids=None, prompt_lengths=None,
-    prefill=None,
+    prefill=None, state_shapes=None,
 ):
     """Draws one continuation per row; the same `seed` gives the same ids.
 
-    Arguments as `greedy_search` (prompts included), plus `temperature > 0` (divides the
-    logits),
-    `top_k` (0: off), `top_p` in `(0, 1]` and an int `seed` (None: a fresh one).
+    Arguments as `greedy_search` (prompts and `state_shapes` included), plus
+    `temperature > 0` (divides the logits), `top_k` (0: off), `top_p` in `(0, 1]`
+    and an int `seed` (None: a fresh one).
     Returns `(ids [B, T], scores [B], lengths [B])`, where `scores` sums the
     model's log-probabilities of the drawn tokens (before temperature and filters).
 
@@ -74,4 +74,5 @@ def sample(
         min_length=min_length, source_lengths=source_lengths, max_length_a=max_length_a,
         max_length_b=max_length_b, no_repeat_ngram_size=no_repeat_ngram_size,
         prompt_ids=prompt_ids, prompt_lengths=prompt_lengths, prefill=prefill,
+        state_shapes=state_shapes,
     )

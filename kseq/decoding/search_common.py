@@ -86,3 +86,20 @@ def static_or_dynamic_batch(start_ids):
     """The batch size as a Python int when known, so loop shapes stay static."""
     static = start_ids.shape[0]
     return static if static is not None else tf.shape(start_ids)[0]
+
+
+def loop_shapes(loop_vars, state_index, state_shapes):
+    """`shape_invariants` for a search's `tf.while_loop`, or None when the state keeps its shapes.
+
+    `state_shapes` mirrors the state with a spec per tensor (anything with a
+    `.shape`, e.g. a `keras.KerasTensor`); a None axis may change from step to
+    step (a KV cache that grows in blocks). The batch axis is the state's own:
+    beam search tiles the state after the caller described it.
+    """
+    if state_shapes is None:
+        return None
+    shapes = [tf.nest.map_structure(lambda x: x.shape, v) for v in loop_vars]
+    shapes[state_index] = tf.nest.map_structure(
+        lambda x, spec: tf.TensorShape([x.shape[0]] + list(spec.shape)[1:]),
+        loop_vars[state_index], state_shapes)
+    return tuple(shapes)

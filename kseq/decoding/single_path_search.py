@@ -7,6 +7,7 @@ from kseq.decoding.prompts import make_prompt
 from kseq.decoding.search_common import (
     block_end_before_min_length,
     check_end_id,
+    loop_shapes,
     row_length_limits,
     static_or_dynamic_batch,
     write_column,
@@ -18,7 +19,7 @@ from kseq.decoding.search_common import (
 def single_path_search(
     step, state, memory, start_ids, pick, *, max_length, end_id, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
-    prompt_ids=None, prompt_lengths=None, prefill=None,
+    prompt_ids=None, prompt_lengths=None, prefill=None, state_shapes=None,
 ):
     """Extends one hypothesis per row with `pick(scores [B, V], t) -> ids [B]`.
 
@@ -74,7 +75,8 @@ def single_path_search(
 
     loop_vars = (t0, tokens, state, sequences, scores, lengths, done)
     _, _, _, sequences, scores, lengths, _ = tf.while_loop(
-        cond, body, loop_vars, maximum_iterations=max_length
+        cond, body, loop_vars, maximum_iterations=max_length,
+        shape_invariants=loop_shapes(loop_vars, 2, state_shapes),
     )
     return sequences, scores, lengths
 

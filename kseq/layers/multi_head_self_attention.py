@@ -228,7 +228,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             self.build((None, None, query_t.shape[-1]))
         require_depth("query_t", query_t, self.query_dense.kernel.shape[0])
         max_length = cache["key"].shape[2]
-        t = check_cache_room(t, max_length)
+        if max_length is None:  # a cache that grows (see `grow_cache`): its owner checks t
+            max_length = ops.shape(cache["key"])[2]
+        else:
+            t = check_cache_room(t, max_length)
         batch = ops.shape(query_t)[0]
         slots = self._cache_slots(batch, t)
         # [B, H*D] -> [B·H, D] rows in (b, h) order, the order of `slots`. A
@@ -244,6 +247,20 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         key_mask = ops.broadcast_to(visible[None, :], (batch, max_length))
         output, _ = self.attend(query_t, cache["key"], cache["value"], key_mask)
         return output, cache
+
+    def grow_cache(self, cache, length):
+        """The cache with `length - L` more zero slots at the end, `[B, H, length, D]`.
+
+        A search can start from a short cache and grow it in blocks as the
+        output gets longer (see `TransformerDecoder.growing_state`): a step then
+        attends over, and a beam search reorders, only the slots a batch can
+        use so far. Masked slots get exactly zero weight, so the outputs do not
+        depend on the cache's length.
+        """
+        batch = ops.shape(cache["key"])[0]
+        extra = ops.maximum(length - ops.shape(cache["key"])[2], 0)
+        zeros = ops.zeros((batch, self.num_heads, extra, self.key_dim), cache["key"].dtype)
+        return {name: ops.concatenate([cache[name], zeros], axis=2) for name in ("key", "value")}
 
     def _cache_slots(self, batch, t):
         """Scatter indices `[B·H, 3]`: `(b, h, t)` for every row and head."""

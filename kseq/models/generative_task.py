@@ -71,12 +71,31 @@ class _SettingsSearch:
     own.
     """
 
-    def __init__(self, model, settings):
+    def __init__(self, model, settings, xla=False):
         self.model = model
         self.settings = settings
+        self.xla = xla
 
     def __call__(self, inputs, *prompt):
-        return self.model.search(inputs, self.settings, *prompt)
+        return self.model.search(inputs, self.settings, *prompt, xla=self.xla)
+
+
+class _SettingsGenerate:
+    """`generate`'s graph for one compiled search (its own callable, as `_SettingsSearch`):
+    raw inputs (and prompt strings) -> strings, scores, empty and truncated flags."""
+
+    def __init__(self, model, search):
+        self.model = model
+        self.search = search
+
+    def __call__(self, inputs, *prompts):
+        preprocessor = self.model.preprocessor
+        model_inputs = preprocessor.inference_inputs(inputs)
+        prompt = preprocessor.prompt_inputs(prompts[0]) if prompts else ()
+        ids, scores, _ = self.search(model_inputs[preprocessor.input_signature[0].name],
+                                     *prompt)
+        return (self.model.output_strings(ids), scores, model_inputs["empty"],
+                model_inputs["truncated"])
 
 
 class GenerativeTask(Task):
@@ -120,19 +139,22 @@ class GenerativeTask(Task):
             temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
         ).items()))
 
-    def search(self, inputs, settings, prompt_ids=None, prompt_lengths=None):
+    def search(self, inputs, settings, prompt_ids=None, prompt_lengths=None, xla=False):
         """Model inputs -> `(ids [B, M, T], scores [B, M], lengths [B, M])`, traceable.
 
         With `prompt_ids [B, P]` (right-padded) and `prompt_lengths [B]`, every
-        output starts with its prompt, which is not scored.
+        output starts with its prompt, which is not scored. `xla=True` when the
+        search is compiled with XLA: the state then keeps fixed shapes (see
+        `search_state`).
         """
         s = dict(settings)
         memory = self.encode(inputs)
-        state = self.initial_state(memory)
+        state, state_shapes = self.search_state(memory, fixed_shapes=xla)
         start = tf.fill([tf.shape(memory["mask"])[0]], START_ID)
         common = dict(max_length=s["max_length"], end_id=END_ID, min_length=s["min_length"],
                       no_repeat_ngram_size=s["no_repeat_ngram_size"], prompt_ids=prompt_ids,
-                      prompt_lengths=prompt_lengths, prefill=getattr(self, "prefill", None))
+                      prompt_lengths=prompt_lengths, prefill=getattr(self, "prefill", None),
+                      state_shapes=state_shapes)
         if s["sampling"]:
             ids, scores, lengths = sample(
                 self.step, state, memory, start, temperature=s["temperature"],
@@ -145,6 +167,20 @@ class GenerativeTask(Task):
                 length_penalty=s["length_penalty"], alpha=s["alpha"],
                 coverage_penalty=s["coverage_penalty"], n_best=s["n_best"], **common)
         return ids[:, None], scores[:, None], lengths[:, None]
+
+    def search_state(self, memory, fixed_shapes=False):
+        """`(state, state_shapes)` a search starts from (see `kseq.decoding.greedy_search`).
+
+        A decoder with `growing_state(memory)` (the Transformer's: a KV cache that
+        starts with a block of slots and grows by blocks as the output gets longer)
+        gives a state whose cache is only as long as the longest row so far needs,
+        with the same outputs; `fixed_shapes=True` (XLA needs fixed loop shapes)
+        and other decoders give `initial_state(memory)`, whose shapes never change.
+        """
+        decoder = getattr(self, "decoder", None)
+        if fixed_shapes or not hasattr(decoder, "growing_state"):
+            return self.initial_state(memory), None
+        return decoder.growing_state(memory)
 
     def compiled_search(self, settings, xla=False, prompts=False):
         """A `tf.function` over the preprocessor's `input_signature`, cached per settings.
@@ -161,7 +197,8 @@ class GenerativeTask(Task):
             # No autograph (the search is explicit `tf.while_loop`s, as in the exports):
             # autograph re-reads the source at trace time, so a file edited while a long
             # training runs could be traced instead of the code that was loaded.
-            cache[key] = tf.function(_SettingsSearch(self, settings), input_signature=signature,
+            cache[key] = tf.function(_SettingsSearch(self, settings, xla),
+                                     input_signature=signature,
                                      jit_compile=xla or None, autograph=False)
         return cache[key]
 
@@ -195,7 +232,7 @@ class GenerativeTask(Task):
             return []
         settings = self.search_settings(beam_size, length_penalty, alpha,
                                         beam_size if mbr else n_best, **search_options)
-        search = self.compiled_search(settings, xla, prompts=prompts is not None)
+        search = self.compiled_generate(settings, xla, prompts=prompts is not None)
         order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
         results, truncated = [None] * len(inputs), 0
         shape = dict(n_best=n_best, mbr=mbr, mbr_temperature=mbr_temperature,
@@ -219,18 +256,26 @@ class GenerativeTask(Task):
         flat = tf.reshape(ids, [shape[0] * shape[1], shape[2]])  # [B·M, T]
         return tf.reshape(self.preprocessor.detokenize(flat), shape[:2])  # [B, M]
 
-    def _search_rows(self, search, inputs, prompts):
-        """One batch through the compiled search: `[(hypotheses [M], scores [M], truncated)]`
+    def compiled_generate(self, settings, xla=False, prompts=False):
+        """`generate`'s one graph call per batch, cached per settings: raw inputs `[B]` (and,
+        with `prompts`, output-side prompt strings `[B]`) -> `(strings [B, M], scores
+        [B, M], empty [B], truncated [B])`. Tokenisation, `compiled_search` (XLA or not)
+        and detokenisation run in it: run eagerly, the first and last cost ~20 ms a call."""
+        cache = self.__dict__.setdefault("_compiled_generates", {})
+        key = (settings, xla, prompts)
+        if key not in cache:
+            strings = tf.TensorSpec([None], tf.string)
+            cache[key] = tf.function(
+                _SettingsGenerate(self, self.compiled_search(settings, xla, prompts)),
+                input_signature=[strings, strings] if prompts else [strings], autograph=False)
+        return cache[key]
+
+    def _search_rows(self, generate, inputs, prompts):
+        """One batch through `compiled_generate`: `[(hypotheses [M], scores [M], truncated)]`
         per input. An empty input (also "   ") has no output: "" with score 0, as served."""
-        model_inputs = self.preprocessor.inference_inputs(tf.constant(inputs))
-        prompt = () if prompts is None else self.preprocessor.prompt_inputs(
-            tf.constant(prompts))
-        ids, scores, _ = search(model_inputs[self.preprocessor.input_signature[0].name],
-                                *prompt)
-        strings = self.output_strings(ids).numpy()  # [B, M]
-        empty = model_inputs["empty"].numpy()
-        scores = np.where(empty[:, None], 0.0, scores.numpy())
-        cut = model_inputs["truncated"].numpy()
+        texts = (tf.constant(inputs),) + (() if prompts is None else (tf.constant(prompts),))
+        strings, scores, empty, cut = (x.numpy() for x in generate(*texts))  # [B, M] / [B]
+        scores = np.where(empty[:, None], 0.0, scores)
         return [(["" if empty[row] else s.decode("utf-8") for s in strings[row]],
                  scores[row].tolist(), bool(cut[row])) for row in range(len(inputs))]
 

@@ -48,7 +48,7 @@ class CaptionerEndpoints(tf.Module):
         self.preprocessor = model.preprocessor
         self.target_tokenizer = model.target_tokenizer
         self.tags = [language_tag(language) for language in model.languages]
-        search = lambda images, *prompt: model.search(images, settings, *prompt)
+        search = lambda images, *prompt: model.search(images, settings, *prompt, xla=xla)
         self.search = tf.function(search, jit_compile=True) if xla else search
         # No autograph: the search is written with explicit `tf.while_loop`s.
         self.serve_images = tf.function(self._serve_images, autograph=False, input_signature=[

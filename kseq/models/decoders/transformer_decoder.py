@@ -116,16 +116,50 @@ class TransformerDecoder(Decoder):
             return ops.cast(self.output_projection(states), "float32")
         return ops.cast(self.token_embedding.project(states), "float32")
 
-    def initial_state(self, memory):
-        """Per-block KV caches of length `max_length`, and zero attention `[B, S]`."""
+    #: Slots a growing KV cache (`growing_state`) starts with and adds at a time.
+    CACHE_BLOCK = 16
+
+    def initial_state(self, memory, cache_length=None):
+        """Per-block KV caches of length `cache_length` (default and at most `max_length`),
+        and zero attention `[B, S]`. A shorter cache grows in `step` as `t` reaches it."""
         batch = ops.shape(memory["mask"])[0]
-        caches = [block.initial_state(batch, self.max_length) for block in self.blocks]
+        length = self.max_length if cache_length is None else min(cache_length, self.max_length)
+        caches = [block.initial_state(batch, length) for block in self.blocks]
         attention = ops.zeros(ops.shape(memory["mask"]), dtype=self.compute_dtype)
         return {"cache": caches, "attention": attention}
+
+    def growing_state(self, memory):
+        """`(state, shapes)`: a first state whose KV caches hold `CACHE_BLOCK` slots and
+        grow by as many whenever the step reaches them, and the state's shapes in a
+        search loop (`keras.KerasTensor`s; the cache length `L` unknown).
+
+        A search given both does the work its longest row so far needs: the step
+        attends over, and beam search reorders, `L` slots instead of `max_length`,
+        with the same ids (masked slots weigh exactly zero; scores may differ in the
+        last float32 bit). Not for XLA, which needs fixed loop shapes.
+        """
+        state = self.initial_state(memory, cache_length=self.CACHE_BLOCK)
+        loose = lambda x, axes: keras.KerasTensor(
+            [None if axis in axes else size for axis, size in enumerate(x.shape)], x.dtype)
+        shapes = {"cache": [{name: loose(x, (0, 2)) for name, x in cache.items()}
+                            for cache in state["cache"]],
+                  "attention": loose(state["attention"], (0, 1))}
+        return state, shapes
+
+    def _grown_caches(self, caches, t):
+        """The caches with room for position `t`: a cache shorter than `max_length` (from
+        `growing_state`) grows to the next multiple of `CACHE_BLOCK` when `t` reaches it."""
+        if all(cache["key"].shape[2] == self.max_length for cache in caches):
+            return caches  # a fixed cache: no growth code in the graph
+        length = ops.minimum((t // self.CACHE_BLOCK + 1) * self.CACHE_BLOCK, self.max_length)
+        grow = lambda: [block.self_attention.grow_cache(cache, length)
+                        for block, cache in zip(self.blocks, caches)]
+        return ops.cond(t < ops.shape(caches[0]["key"])[2], lambda: list(caches), grow)
 
     def step(self, token_ids, state, memory, t):
         """Position `t`: `[N]` ids -> `(logits [N, V] float32, state)`; `memory` is prepared."""
         t = check_cache_room(t, self.max_length)
+        state = {**state, "cache": self._grown_caches(state["cache"], t)}
         x = self.token_embedding(token_ids)  # [N, E]
         x = x + self.position_embedding.at(t, self.hidden_dim)[None]
         caches, weights = [], None
