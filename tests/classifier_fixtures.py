@@ -4,6 +4,7 @@ import keras
 import numpy as np
 
 import kseq
+from testing import build_optimizer
 
 KEYWORDS = {"great": "positive", "awful": "negative", "okay": "neutral"}
 FILLER = "the a film plot was and its cast story ending music quite".split()
@@ -38,7 +39,7 @@ def build(encoder="transformer", pooling="mean", **options):
 
 def overfit(encoder="transformer", pooling="mean", steps=80):
     keras.utils.set_random_seed(0)
-    model = build(encoder, pooling)
+    model = build_optimizer(build(encoder, pooling))
     data = model.preprocessor.training_dataset(EXAMPLES, [16], batch_size=24, shuffle=False)
     model.fit(data.cache().repeat(steps), epochs=1, steps_per_epoch=steps, verbose=0)
     return model

@@ -40,11 +40,33 @@ SLOW_DOCTESTS = {"kseq.zoo.translator", "kseq.models.task.Task.from_preset",
                  "kseq.layers.efficientnet_lite0.EfficientNetLite0",
                  "kseq.models.captioner.captioner_preprocessor.CaptionerPreprocessor",
                  "kseq.layers.application_backbone.ApplicationBackbone",
-                 "kseq.export.ctranslate2_export.export_ctranslate2",
+                 "kseq.models.translator.ctranslate2_export.export_ctranslate2",
                  "kseq.models.translator.ctranslate2_translator.CTranslate2Translator"}
+
+
+# The longest files (a minute or more of `make test`), longest first. `--dist loadfile` runs
+# each file on one worker and hands files out in collection order, so a long file collected
+# last (tests/training/ sorts last) would run on alone after the other worker is done; these
+# go first, every other file keeps its place, and tests keep their order within a file.
+LONG_FILES_FIRST = [
+    "tests/test_examples_and_demo.py",
+    "tests/models/test_rnn_and_conv_translators.py",
+    "tests/models/test_captioner.py",
+    "tests/training/test_precision.py",
+    "tests/test_readme_samples.py",
+    "tests/test_training_safety.py",
+    "tests/models/test_translator.py",
+    "tests/test_preset_weights.py",
+    "tests/benchmarks/test_translator_benchmark_smoke.py",
+    "tests/training/test_distributed_training.py",
+    "tests/models/test_sequence_classifier.py",
+    "tests/models/test_task.py",
+]
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if isinstance(item, pytest.DoctestItem) and item.name in SLOW_DOCTESTS:
             item.add_marker(pytest.mark.slow)
+    rank = {name: place for place, name in enumerate(LONG_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable

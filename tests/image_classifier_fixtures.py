@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow as tf
 
 import kseq
+from testing import build_optimizer
 
 IMAGE_SIZE = 24
 SHAPES = ("bar", "dot", "frame")
@@ -47,7 +48,7 @@ def build(pooling="mean", **options):
 
 def overfit(pooling="mean", steps=60):
     keras.utils.set_random_seed(0)
-    model = build(pooling)
+    model = build_optimizer(build(pooling))
     data = model.preprocessor.training_dataset(EXAMPLES, [1], batch_size=12, shuffle=False)
     model.fit(data.cache().repeat(steps), epochs=1, steps_per_epoch=steps, verbose=0)
     return model

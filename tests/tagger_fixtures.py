@@ -4,6 +4,7 @@ import keras
 import numpy as np
 
 import kseq
+from testing import build_optimizer
 
 ENDINGS = {"o": "NOUN", "ar": "VERB", "i": "ADJ", "": "PART"}
 LETTERS = list("bdfgklmnprstvz")
@@ -41,7 +42,7 @@ def build(encoder="rnn", **options):
 
 def overfit(encoder="rnn", steps=150):
     keras.utils.set_random_seed(0)
-    model = build(encoder)
+    model = build_optimizer(build(encoder))
     data = model.preprocessor.training_dataset(EXAMPLES, [48], batch_size=16, shuffle=False)
     model.fit(data.cache().repeat(), epochs=1, steps_per_epoch=steps, verbose=0)
     return model

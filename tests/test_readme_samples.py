@@ -37,8 +37,9 @@ PYTHON_SAMPLES = {
     'model.translate(["twenty-one", "nine hundred and ninety-nine"], beam_size=4)': [],
     'kseq.zoo.classifier("sms_spam_classifier")': [],
     'numbers_dataset("fr", train_size=30000)': [
-        ('train_size=30000', 'train_size=300, valid_size=10, test_size=10'),
+        ('train_size=30000', 'train_size=64, valid_size=4, test_size=4'),
         ('"numbers_fr_transformer"', '"numbers_fr_tiny"'),
+        ('boundaries=[8, 16, 24, 32]', 'boundaries=[32]'),  # one bucket: one traced shape
         ('epochs=10', 'epochs=1')],
     'model.export("export/translator/1")': [],
     # docs/tasks.md
@@ -46,7 +47,7 @@ PYTHON_SAMPLES = {
         ('kseq.data.numbers_dataset("fr")["test"]',
          'kseq.data.numbers_dataset("fr", train_size=10, valid_size=2, test_size=10)["test"]')],
     "shapes_captions(train_size=6000)": [
-        ("train_size=6000", "train_size=64, valid_size=2, test_size=8, image_size=32"),
+        ("train_size=6000", "train_size=16, valid_size=2, test_size=4, image_size=32"),
         ("image_size=64, hidden_dim=96, filters=[32, 64, 96]",
          "image_size=32, hidden_dim=16, num_layers=1, num_heads=2, filters=[8]"),
         ("epochs=20", "epochs=1")],
@@ -61,11 +62,13 @@ PYTHON_SAMPLES = {
     "kseq.data.turkish_pos()": [
         ("splits = kseq.data.turkish_pos()",
          "splits = {k: v[:40] for k, v in kseq.data.turkish_pos().items()}"),
+        ("boundaries=[64, 128, 192, 256, 320]", "boundaries=[320]"),
         ("epochs=12", "epochs=1")],
     "kseq.data.sms_spam()": [
         ("splits = kseq.data.sms_spam()",
          "splits = {k: v[:40] + [p for p in v if p[1] == 'spam'][:20]"
          " for k, v in kseq.data.sms_spam().items()}"),
+        ("boundaries=[16, 32, 64, 96]", "boundaries=[96]"),
         ("epochs=6", "epochs=1")],
     # docs/serving.md
     "prediction_service_pb2_grpc": [],

@@ -159,6 +159,19 @@ def run_model_saving_test(model, inputs, atol=1e-6):
 
 # === Tasks ===
 
+def build_optimizer(model):
+    """Creates `model`'s optimizer variables before its first `fit`; returns `model`.
+
+    Keras creates them inside the first trace of the train step, and TensorFlow
+    then traces the step a second time (a function may create variables in its
+    first trace only): built first, the step is traced once, which halves the
+    first `fit` of a fresh model. The values are the same (zeros, step 0).
+    """
+    if model.optimizer is not None and not model.optimizer.built:
+        model.optimizer.build(model.trainable_variables)
+    return model
+
+
 def _finite_loss_after_one_epoch(model, dataset):
     loss = model.fit(dataset, epochs=1, verbose=0).history["loss"][0]
     assert np.isfinite(loss), loss
@@ -168,7 +181,7 @@ def check_input_routes(model, examples, boundaries):
     """`fit` takes raw examples (a list), a `tf.data` of them, and pre-tokenised dense ids."""
     import tensorflow as tf
 
-    pre = model.preprocessor
+    pre = build_optimizer(model).preprocessor
     _finite_loss_after_one_epoch(model, pre.training_dataset(examples, boundaries, batch_size=8))
     raw = pre.to_dataset(examples)  # a tf.data.Dataset of raw (input, target) examples
     _finite_loss_after_one_epoch(model, pre.training_dataset(raw, boundaries, batch_size=8))
@@ -210,6 +223,7 @@ def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
     for model in (fast, plain):
         model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.loss,
                       metrics=[MaskedAccuracy(pad_id=model.label_pad_id)])
+        build_optimizer(model)
     # Five examples in a batch of ten: padding rows (and padded positions) to skip.
     batch = next(iter(fast.preprocessor.training_dataset(examples[:5], [boundary],
                                                          batch_size=10, shuffle=False)))
@@ -268,8 +282,7 @@ import base64, json, sys
 import tensorflow as tf
 import tensorflow_text  # registers the tokenizer ops, as TF Serving links them
 assert "kseq" not in sys.modules
-requests = json.load(sys.stdin)
-served = tf.saved_model.load(sys.argv[1])
+exports = json.load(sys.stdin)  # [[export_dir, {name: [signature, inputs]}], ...]
 
 def tensor(values):
     if isinstance(values, dict):  # {"b64": [...]}: strings sent as base64
@@ -284,17 +297,22 @@ def plain(value):
         return tf.nest.map_structure(lambda b: b.decode("utf-8", "replace"), value.tolist())
     return value.tolist()
 
-answers, failed = {}, {}
-for name, (signature, inputs) in requests.items():
-    try:
-        out = served.signatures[signature](**{k: tensor(v) for k, v in inputs.items()})
-    except Exception as error:  # run_export_test fails on it unless the request expects it
-        failed[name] = f"{type(error).__name__}: {error}"
-        continue
-    answers[name] = {key: plain(value) for key, value in out.items()}
-answers["kseq_failed"] = failed
-answers["kseq_loaded"] = "kseq" in sys.modules
-print(json.dumps(answers))
+every = []
+for export_dir, requests in exports:
+    served = tf.saved_model.load(export_dir)
+    answers, failed = {}, {}
+    for name, (signature, inputs) in requests.items():
+        try:
+            out = served.signatures[signature](**{k: tensor(v) for k, v in inputs.items()})
+        except Exception as error:  # run_export_test fails on it unless the request expects it
+            failed[name] = f"{type(error).__name__}: {error}"
+            continue
+        answers[name] = {key: plain(value) for key, value in out.items()}
+    answers["kseq_failed"] = failed
+    every.append(answers)
+for answers in every:
+    answers["kseq_loaded"] = "kseq" in sys.modules
+print(json.dumps(every))
 """
 
 
@@ -354,21 +372,41 @@ def run_export_test(export_dir, requests, loop=False, timeout=300, failing=()):
     search's `While`) and that kseq never loaded.
     One child serves every request, so a test module pays one TensorFlow start.
     """
+    return run_export_tests({"export": (export_dir, requests)}, loop=loop, timeout=timeout,
+                            failing=failing)["export"]
+
+
+def run_export_tests(exports, loop=False, timeout=300, failing=()):
+    """`run_export_test` for several exports in one child: one TensorFlow start for all.
+
+    Args:
+        exports: `{key: (export_dir, requests)}`, each as `run_export_test` takes them.
+        loop, timeout, failing: as `run_export_test` (`failing` names requests of any export).
+
+    Returns `{key: answers}`, each as `run_export_test` returns it.
+    """
     import subprocess
     import sys
 
-    check_served_ops(export_dir, {"NormalizeUTF8", "RegexSplitWithOffsets"}, loop=loop)
-    payload = json.dumps({name: [signature, _json_inputs(inputs)]
-                          for name, (signature, inputs) in requests.items()})
+    keys = list(exports)
+    for key in keys:
+        check_served_ops(exports[key][0], {"NormalizeUTF8", "RegexSplitWithOffsets"}, loop=loop)
+    payload = json.dumps([[exports[key][0],
+                           {name: [signature, _json_inputs(inputs)]
+                            for name, (signature, inputs) in exports[key][1].items()}]
+                          for key in keys])
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    done = subprocess.run([sys.executable, "-c", EXPORT_CHILD, export_dir], input=payload,
+    done = subprocess.run([sys.executable, "-c", EXPORT_CHILD], input=payload,
                           env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
-    answers = json.loads(done.stdout.strip().splitlines()[-1])
-    assert answers.pop("kseq_loaded") is False
-    failed = answers.pop("kseq_failed")
-    unexpected = {name: error for name, error in failed.items() if name not in failing}
-    assert not unexpected, unexpected
-    assert set(failing) <= set(failed), f"requests that should have failed: {failing}"
-    answers.update({name: {"error": failed[name]} for name in failing})
-    return answers
+    results = {}
+    for key, answers in zip(keys, json.loads(done.stdout.strip().splitlines()[-1])):
+        assert answers.pop("kseq_loaded") is False
+        failed = answers.pop("kseq_failed")
+        unexpected = {name: error for name, error in failed.items() if name not in failing}
+        assert not unexpected, unexpected
+        requested = set(failing) if len(keys) == 1 else set(failing) & set(exports[key][1])
+        assert requested <= set(failed), f"requests that should have failed: {failing}"
+        answers.update({name: {"error": failed[name]} for name in requested})
+        results[key] = answers
+    return results

@@ -6,6 +6,7 @@ import pytest
 import kseq
 from captioner_fixtures import EXAMPLES, TINY
 from kseq.data.datasets.multilingual_captions import multilingual_splits
+from testing import build_optimizer
 
 FRENCH = {"a": "un", "an": "un", "above": "dessus", "below": "dessous", "blue": "bleu",
           "circle": "cercle", "cross": "croix", "diamond": "losange", "green": "vert",
@@ -28,7 +29,8 @@ def bilingual():
                                **{**TINY, "max_target_length": 14})
     data = model.preprocessor.training_dataset(splits["train"], [14], batch_size=32,
                                                shuffle=False)
-    model.fit(data.cache().repeat(250), epochs=1, steps_per_epoch=250, verbose=0)
+    build_optimizer(model).fit(data.cache().repeat(250), epochs=1, steps_per_epoch=250,
+                               verbose=0)
     return model
 
 

@@ -15,7 +15,7 @@ import kseq
 from kseq.cli import main as kseq_command
 from kseq.data import numbers_dataset
 from kseq.training import load_trained
-from testing import run_export_test, run_task_test
+from testing import build_optimizer, run_export_test, run_task_test
 from toy_classifier import ToyClassifier, ToyPreprocessor
 
 NUMBERS = numbers_dataset("fr", train_size=60, valid_size=0, test_size=0, seed=3)["train"]
@@ -52,7 +52,7 @@ def trained_toy():
     """The toy classifier overfit on PAIRS, trained once for this module (tests read it only)."""
     model = toy_classifier()
     data = model.preprocessor.training_dataset(PAIRS, [8, 16], batch_size=16, shuffle=False)
-    model.fit(data.cache().repeat(20), epochs=1, verbose=0)
+    build_optimizer(model).fit(data.cache().repeat(20), epochs=1, verbose=0)
     return model
 
 

@@ -19,6 +19,7 @@ import captioner_fixtures
 import classifier_fixtures
 import tagger_fixtures
 import translator_fixtures
+from testing import build_optimizer
 
 TRAINING = {"peak_learning_rate": 1e-2, "warmup_steps": 5, "label_smoothing": 0.0}
 
@@ -78,7 +79,8 @@ def test_each_architecture_trains_in_mixed_precision_and_decodes_in_float32(name
     data = model.preprocessor.training_dataset(examples, [boundary], batch_size=len(examples),
                                                shuffle=False).take(1).cache()
     # One batch, eight steps as one epoch each: each epoch's loss is that step's loss.
-    losses = model.fit(data.repeat(), epochs=8, steps_per_epoch=1, verbose=0).history["loss"]
+    losses = build_optimizer(model).fit(data.repeat(), epochs=8, steps_per_epoch=1,
+                                        verbose=0).history["loss"]
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0], losses
     saved = rebuilt_at_precision(model, "float32", TRAINING)
     assert saved.dtype_policy.name == "float32"
