@@ -292,7 +292,22 @@ class Task(keras.Model):
         """
         if isinstance(x, tf.data.Dataset) and len(args) < 7:  # 7: `shuffle` not positional
             kwargs.setdefault("shuffle", False)
+        self._build_optimizer()
         return super().fit(x, y, *args, **kwargs)
+
+    def _build_optimizer(self):
+        """Creates the optimizer's variables before the first train step is traced.
+
+        Keras creates them inside that trace, and TensorFlow then traces the step
+        a second time (a `tf.function` may create variables in its first trace
+        only): built here, the first `fit` of a fresh model traces once. Same
+        values (zero moments, step 0); a model not built yet is left to Keras.
+        """
+        optimizer = getattr(self, "optimizer", None)
+        if optimizer is None or optimizer.built or not self.built or not self.trainable_variables:
+            return
+        with self.distribute_strategy.scope():
+            optimizer.build(self.trainable_variables)
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Keras's `predict`; raw examples go through the preprocessor (`predict_raw`).
