@@ -69,6 +69,25 @@ def check_choice(name, value, choices):
     return value
 
 
+def check_sampling(sampling, temperature, top_k, top_p, seed, n_best, beam_size):
+    """The sampling options of a search, checked: `(temperature, top_k, top_p, seed)`;
+    `n_best > 1` needs beam search with `beam_size >= n_best`.
+
+    >>> check_sampling(True, 0.7, 0, 0.9, None, 1, 1)
+    (0.7, 0, 0.9, None)
+    """
+    if not isinstance(sampling, bool):
+        raise KseqError(f"`sampling` must be True or False. Received: sampling={sampling!r}")
+    temperature = check_float("temperature", temperature, minimum=0.0, exclusive_minimum=True)
+    top_k = check_int("top_k", top_k, minimum=0)
+    top_p = check_float("top_p", top_p, minimum=0.0, maximum=1.0, exclusive_minimum=True)
+    seed = check_int("seed", seed, minimum=0, allow_none=True)
+    if n_best > 1 and (sampling or beam_size < n_best):
+        raise KseqError(f"`n_best` needs beam search with beam_size >= n_best. "
+                        f"Received: n_best={n_best}, beam_size={beam_size}")
+    return temperature, top_k, top_p, seed
+
+
 def check_texts(name, texts):
     """A list (or tuple) of `str` or `bytes`; a single string is refused (a common slip).
 

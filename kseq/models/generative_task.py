@@ -16,7 +16,7 @@ import logging
 import numpy as np
 import tensorflow as tf
 
-from kseq.arguments import check_choice, check_float, check_int, check_texts
+from kseq.arguments import check_choice, check_float, check_int, check_sampling, check_texts
 from kseq.decoding import beam_search, greedy_search, sample
 from kseq.decoding.length_penalty import LENGTH_PENALTIES
 from kseq.decoding.mbr import mbr_choice
@@ -122,16 +122,8 @@ class GenerativeTask(Task):
         alpha = check_float("alpha", alpha)
         coverage_penalty = check_float("coverage_penalty", coverage_penalty, minimum=0.0)
         no_repeat_ngram_size = check_int("no_repeat_ngram_size", no_repeat_ngram_size, minimum=0)
-        if not isinstance(sampling, bool):
-            raise KseqError(f"`sampling` must be True or False. Received: sampling={sampling!r}")
-        temperature = check_float("temperature", temperature, minimum=0.0,
-                                  exclusive_minimum=True)
-        top_k = check_int("top_k", top_k, minimum=0)
-        top_p = check_float("top_p", top_p, minimum=0.0, maximum=1.0, exclusive_minimum=True)
-        seed = check_int("seed", seed, minimum=0, allow_none=True)
-        if n_best > 1 and (sampling or beam_size < n_best):
-            raise KseqError(f"`n_best` needs beam search with beam_size >= n_best. "
-                            f"Received: n_best={n_best}, beam_size={beam_size}")
+        temperature, top_k, top_p, seed = check_sampling(sampling, temperature, top_k, top_p,
+                                                         seed, n_best, beam_size)
         return tuple(sorted(dict(
             beam_size=beam_size, length_penalty=length_penalty, alpha=alpha, n_best=n_best,
             max_length=max_length, min_length=min_length, coverage_penalty=coverage_penalty,

@@ -18,7 +18,7 @@ import os
 
 import tensorflow as tf
 
-from kseq.arguments import check_choice, check_float, check_int, check_texts
+from kseq.arguments import check_choice, check_float, check_int, check_sampling, check_texts
 from kseq.errors import KseqError
 from kseq.text import tokenizer_from_config
 
@@ -220,18 +220,10 @@ class CTranslate2Translator:
         min_length = check_int("min_length", min_length, minimum=0, maximum=max_length)
         no_repeat_ngram_size = check_int("no_repeat_ngram_size", no_repeat_ngram_size,
                                          minimum=0)
-        if not isinstance(sampling, bool):
-            raise KseqError(f"`sampling` must be True or False. Received: sampling={sampling!r}")
-        temperature = check_float("temperature", temperature, minimum=0.0,
-                                  exclusive_minimum=True)
-        top_k = check_int("top_k", top_k, minimum=0)
-        top_p = check_float("top_p", top_p, minimum=0.0, maximum=1.0, exclusive_minimum=True)
-        seed = check_int("seed", seed, minimum=0, allow_none=True)
+        temperature, top_k, top_p, seed = check_sampling(sampling, temperature, top_k, top_p,
+                                                         seed, n_best, beam_size)
         patience = check_float("patience", defaults.get("patience", 1.0) if patience is None
                                else patience, minimum=1.0)
-        if n_best > 1 and (sampling or beam_size < n_best):
-            raise KseqError(f"`n_best` needs beam search with beam_size >= n_best. "
-                            f"Received: n_best={n_best}, beam_size={beam_size}")
         # kseq's `L` counts the end token: so must CTranslate2's (it counts the tokens it
         # returns). Greedy search and sampling return the summed log-probability, as in kseq.
         beam = beam_size > 1 and not sampling
