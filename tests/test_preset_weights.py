@@ -99,18 +99,16 @@ assert os.path.realpath(kseq.__file__).startswith(here), kseq.__file__  # the wh
 out = {}
 for name in sys.argv[1:]:
     model = catalog.load_preset_model(name)
+    has_slice = "slice_200" in catalog.preset_recipe(name)["weights"]
     if hasattr(model, "translate"):
         answer = model.translate(["forty-two"], beam_size=1)
     elif hasattr(model, "caption"):  # a white image: any caption, as a string
-        import numpy as np
         answer = [type(c).__name__ for c in model.caption([np.full((8, 8, 3), 255, "uint8")])]
     elif hasattr(model, "predict_labels"):  # a label for the first slice item, and the names
-        has_slice = "slice_200" in catalog.preset_recipe(name)["weights"]
         item = catalog.slice_pairs(name)[0][0] if has_slice else np.full((8, 8, 3), 255, "uint8")
         answer = [model.predict_labels([item])[0][0], list(model.label_names)]
     else:  # a tagger: the first slice sentence's tags, and the names
         answer = [model.tag([catalog.slice_pairs(name)[0][0]])[0][1], list(model.tag_names)]
-    has_slice = "slice_200" in catalog.preset_recipe(name)["weights"]
     out[name] = [answer, len(catalog.slice_pairs(name)) if has_slice else None]
 print(json.dumps(out))
 """

@@ -98,14 +98,8 @@ def speed(model, task, pairs):
     return round(len(inputs) / (time.perf_counter() - started), 1)
 
 
-def spread(pairs, count):
-    """`count` items spread evenly through `pairs` (a split may be ordered by label)."""
-    step = len(pairs) / min(count, len(pairs))
-    return [pairs[int(i * step)] for i in range(min(count, len(pairs)))]
-
-
 def samples(model, task, pairs, count=8):
-    chosen = as_text_pairs(spread(pairs, count))
+    chosen = as_text_pairs(preset_card.spread(pairs, count))
     if task == "tagger":
         found = model.tag([a for a, _ in chosen])
         return [[a, " ".join(tags), b] for (a, b), (_, tags) in zip(chosen, found)]
@@ -238,7 +232,7 @@ def measure(args):
     result["test"] = scores(model, splits["test"], task)
     result["valid"] = scores(model, splits["valid"], task)
     result["baseline"] = baseline(task, splits, label_names)
-    cut = as_text_pairs(spread(splits["test"], SLICE))
+    cut = as_text_pairs(preset_card.spread(splits["test"], SLICE))
     result["slice_file"] = preset_card.write_slice(args.preset, cut, recipe["data"]["builder"])
     result["slice"] = scores(model, cut, task)
     result["items_per_second"] = speed(model, task, splits["test"])

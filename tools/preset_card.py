@@ -131,8 +131,13 @@ def fixed_slice(test):
     kind — the emoji's keycaps and flags come first — so the first 200 are not typical)."""
     if not isinstance(test[0][0], bytes):
         return test[:SLICE]
-    step = len(test) / SLICE
-    return [test[int(i * step)] for i in range(min(SLICE, len(test)))]
+    return spread(test, SLICE)
+
+
+def spread(pairs, count):
+    """`count` items spread evenly through `pairs` (a split may be ordered by kind or label)."""
+    step = len(pairs) / min(count, len(pairs))
+    return [pairs[int(i * step)] for i in range(min(count, len(pairs)))]
 
 
 def training_history(model_dir):
