@@ -24,7 +24,8 @@ from kseq.decoding.length_penalty import (
     length_penalty_factor,
 )
 from kseq.decoding.ngram_blocking import block_repeated_ngrams
-from kseq.decoding.prompts import make_prompt
+from kseq.decoding.prompts import Prompt, make_prompt
+from kseq.decoding.row_compaction import maybe_compact, put_rows, tensor_leaves
 from kseq.decoding.search_common import (
     NEG_INF,
     block_end_before_min_length,
@@ -82,7 +83,7 @@ def beam_search(
     length_penalty="fairseq", alpha=0.75, coverage_penalty=0.0, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
     n_best=1, early_stop=True, prompt_ids=None, prompt_lengths=None, prefill=None,
-    state_shapes=None,
+    state_shapes=None, compact_finished_rows=False,
 ):
     """Beam search over the step protocol, in one `tf.while_loop`.
 
@@ -106,6 +107,10 @@ def beam_search(
         state_shapes: as in `greedy_search` (untiled); the state is reordered
             as it is, so a cache that grows in blocks keeps each step's gather
             as small as the cache so far.
+        compact_finished_rows: stop computing finished sentences: once a quarter
+            of the running sentences are done, the loop goes on with the others'
+            `K` rows only (see `kseq.decoding.row_compaction`); the same outputs.
+            Every state and memory tensor must be batch first. Not for XLA.
 
     Returns:
         `(ids [B, M, T] int32, scores [B, M] float32, lengths [B, M] int32)` in
@@ -144,41 +149,55 @@ def beam_search(
                                                                 memory)
     memory = tile_rows(memory, K)
     state = tile_rows(state, K)
-    generated = (lambda lengths: lengths) if prompt is None else prompt.generated
 
-    def penalise(raw, lengths, coverage):
-        score = raw / length_penalty_factor(generated(lengths), length_penalty, alpha)
+    def penalise(raw, lengths, coverage, prompt, source_mask):
+        generated = lengths if prompt is None else prompt.generated(lengths)
+        score = raw / length_penalty_factor(generated, length_penalty, alpha)
         if use_coverage:
             score += coverage_penalty_term(coverage, source_mask, coverage_penalty)
         return score
 
     first_beam_only = tf.concat([[0.0], tf.fill([K - 1], NEG_INF)], axis=0)
-    alive_log_probs = tf.tile(first_beam_only[None], [batch, 1])  # [B, K]
-    alive_sequences = tf.tile(first_columns[:, None, :], [1, K, 1])  # [B, K, T]
     source_width = tf.shape(source_mask)[2] if use_coverage else 1
-    alive_coverage = tf.zeros([batch, K, source_width], tf.float32)
-    finished_sequences = tf.zeros([batch, K, max_length], tf.int32)
-    finished_scores = tf.fill([batch, K], NEG_INF)
-    finished_lengths = tf.zeros([batch, K], tf.int32)
-    steps_taken = tf.fill([batch], t0)
+    # The outputs, per sentence: alive sequences [B, K, T], raw scores [B, K] and
+    # coverage [B, K, S'], the K best finished sequences, scores and lengths, steps taken.
+    finals = (tf.tile(first_columns[:, None, :], [1, K, 1]),
+              tf.tile(first_beam_only[None], [batch, 1]),
+              tf.zeros([batch, K, source_width], tf.float32),
+              tf.zeros([batch, K, max_length], tf.int32), tf.fill([batch, K], NEG_INF),
+              tf.zeros([batch, K], tf.int32), tf.fill([batch], t0))
     done = t0 >= limits
-    best_possible_lp = length_penalty_factor(generated(limits), length_penalty, alpha)  # [B]
+    most_generated = limits if prompt is None else prompt.generated(limits)
+    # Per-sentence values the body reads; compaction keeps them with their sentences.
+    sentences_in = {"limits": limits,
+                    "best_lp": length_penalty_factor(most_generated, length_penalty, alpha),
+                    **({"source_mask": source_mask} if use_coverage else {}),
+                    **({} if prompt is None else {"prompt": prompt.tensors()})}
+    memory_leaves, rebuild_memory = tensor_leaves(memory)
 
-    def body(t, tokens, state, alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len,
-             steps_taken, done):
-        logits, new_state = step(tokens, state, memory, t)
+    def body(t, rows, done, finals, results, sentences_in, tokens, state, memory_leaves):
+        if compact_finished_rows:  # whole sentences: their K rows of tokens, state, memory
+            done, rows, results, finals, sentences_in, (tokens, state, memory_leaves) = (
+                maybe_compact(done, rows, results, finals, sentences_in,
+                              (tokens, state, memory_leaves), group=K))
+        # Here `B` counts the running sentences (fewer than the batch once compacted).
+        running = tf.shape(done)[0] if compact_finished_rows else batch
+        alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len, steps_taken = finals
+        row_prompt = None if prompt is None else Prompt.from_tensors(sentences_in["prompt"],
+                                                                     max_length)
+        logits, new_state = step(tokens, state, rebuild_memory(memory_leaves), t)
         vocab = logits.shape[-1]
         check_end_id(end_id, vocab)
         log_probs = log_softmax_float32(logits)  # [N, V]
         # min_length counts generated tokens: a row's prompt comes first.
-        position = t if prompt is None else tf.repeat(t - prompt.lengths, K)[:, None]
+        position = t if prompt is None else tf.repeat(t - row_prompt.lengths, K)[:, None]
         log_probs = block_end_before_min_length(log_probs, position, min_length, end_id)
         flat_seq = tf.reshape(alive_seq, [-1, max_length])  # [N, T]
         log_probs = block_repeated_ngrams(log_probs, flat_seq, t, no_repeat_ngram_size)
         # A static V keeps shapes known for the top-k stages (and for XLA).
-        log_probs = tf.reshape(log_probs, [batch, K, vocab or -1])  # [B, K, V]
+        log_probs = tf.reshape(log_probs, [running, K, vocab or -1])  # [B, K, V]
         if prompt is not None:  # a forced row's only candidate is its prompt token, unscored
-            is_forced, forced_token = prompt.forced(t)
+            is_forced, forced_token = row_prompt.forced(t)
             only_prompt = tf.where(tf.equal(tf.range(tf.shape(log_probs)[2])[None, :],
                                             forced_token[:, None]), 0.0, NEG_INF)  # [B, V]
             log_probs = tf.where(is_forced[:, None, None], only_prompt[:, None, :], log_probs)
@@ -188,7 +207,8 @@ def beam_search(
         cand_seq = write_column(tf.gather(alive_seq, cand_beam, batch_dims=1), t, cand_token)
         cand_cov = alive_cov
         if use_coverage:
-            attention = tf.reshape(tf.cast(new_state["attention"], tf.float32), [batch, K, -1])
+            attention = tf.reshape(tf.cast(new_state["attention"], tf.float32),
+                                   [running, K, -1])  # [B, K, S]
             cand_cov = tf.gather(alive_cov + attention, cand_beam, batch_dims=1)
         is_end = tf.equal(cand_token, end_id)
         if prompt is not None:
@@ -201,14 +221,15 @@ def beam_search(
         next_tokens = tf.gather(cand_token, pick, batch_dims=1)
         parent = tf.gather(cand_beam, pick, batch_dims=1)
         next_cov = tf.gather(cand_cov, pick, batch_dims=1) if use_coverage else alive_cov
-        rows = tf.range(batch)[:, None] * K + parent  # [B, K] rows of the N-sized state
+        beam_rows = tf.range(running)[:, None] * K + parent  # [B, K] rows of the N-sized state
         next_state = tf.nest.map_structure(
-            lambda s: tf.gather(s, tf.reshape(rows, [-1])), new_state
+            lambda s: tf.gather(s, tf.reshape(beam_rows, [-1])), new_state
         )
 
         # Finished: merge the ended candidates into the K best so far.
         length = tf.fill(tf.shape(cand_lp), t + 1)
-        ended_score = tf.where(is_end, penalise(cand_lp, length, cand_cov), NEG_INF)
+        ended_score = tf.where(is_end, penalise(cand_lp, length, cand_cov, row_prompt,
+                                                sentences_in.get("source_mask")), NEG_INF)
         pool_score = tf.concat([fin_score, ended_score], axis=1)  # [B, 3K]
         next_fin_score, keep = tf.math.top_k(pool_score, k=K)
         next_fin_seq = tf.gather(tf.concat([fin_seq, cand_seq], 1), keep, batch_dims=1)
@@ -225,26 +246,32 @@ def beam_search(
         fin_len = tf.where(frozen, fin_len, next_fin_len)
         steps_taken += tf.cast(tf.logical_not(done), tf.int32)
 
-        finished_row = t + 1 >= limits
+        finished_row = t + 1 >= sentences_in["limits"]
         if early_stop:
-            bound = alive_lp[:, 0] / best_possible_lp
+            bound = alive_lp[:, 0] / sentences_in["best_lp"]
             finished_row |= fin_score[:, n_best - 1] >= bound
         done = done | finished_row
-        return (t + 1, tf.reshape(next_tokens, [-1]), next_state, alive_seq, alive_lp,
-                alive_cov, fin_seq, fin_score, fin_len, steps_taken, done)
+        finals = (alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len, steps_taken)
+        return (t + 1, rows, done, finals, results, sentences_in,
+                tf.reshape(next_tokens, [-1]), next_state, memory_leaves)
 
-    def cond(t, *loop_vars):
-        return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(loop_vars[-1])))
+    def cond(t, rows, done, *loop_vars):
+        return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(done)))
 
-    loop_vars = (t0, tf.repeat(first_tokens, K), state, alive_sequences,
-                 alive_log_probs, alive_coverage, finished_sequences, finished_scores,
-                 finished_lengths, steps_taken, done)
-    (_, _, _, alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len, steps_taken,
-     _) = tf.while_loop(cond, body, loop_vars, maximum_iterations=max_length,
-                        shape_invariants=loop_shapes(loop_vars, 2, state_shapes))
+    # `rows`: each running row's batch row; `results`: the outputs of the rows that
+    # compaction let go. Without compaction both keep their first values.
+    loop_vars = (t0, tf.range(batch), done, finals, finals, sentences_in,
+                 tf.repeat(first_tokens, K), state, memory_leaves)
+    compacted = (1, 2, 3, 5, 6, 7, 8) if compact_finished_rows else ()
+    _, rows, _, finals, results, *_ = tf.while_loop(
+        cond, body, loop_vars, maximum_iterations=max_length,
+        shape_invariants=loop_shapes(loop_vars, 7, state_shapes, compacted))
+    if compact_finished_rows:
+        finals = put_rows(results, rows, finals)
+    alive_seq, alive_lp, alive_cov, fin_seq, fin_score, fin_len, steps_taken = finals
 
     alive_len = tf.tile(steps_taken[:, None], [1, K])
-    alive_score = penalise(alive_lp, alive_len, alive_cov)
+    alive_score = penalise(alive_lp, alive_len, alive_cov, prompt, source_mask)
     return _fill_with_alive(
         n_best, K, (fin_seq, fin_score, fin_len), (alive_seq, alive_score, alive_len)
     )

@@ -12,6 +12,7 @@ def greedy_search(
     step, state, memory, start_ids, *, max_length, end_id, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
     prompt_ids=None, prompt_lengths=None, prefill=None, state_shapes=None,
+    compact_finished_rows=False,
 ):
     """Greedy decoding over the step protocol, in one `tf.while_loop`.
 
@@ -33,6 +34,11 @@ def greedy_search(
         state_shapes: optional specs mirroring `state` (e.g. `keras.KerasTensor`s)
             whose None axes may change from step to step (a KV cache that grows
             in blocks); None: every state tensor keeps its shape. Not for XLA.
+        compact_finished_rows: stop computing finished rows: once a quarter of
+            the running rows are done, the loop goes on with the others only
+            (see `kseq.decoding.row_compaction`); the same outputs. Every state
+            and memory tensor must be batch first. Not for XLA (the batch axis
+            of the loop values changes).
 
     Returns:
         `(ids [B, T] int32, scores [B] float32, lengths [B] int32)`. A finished
@@ -57,5 +63,5 @@ def greedy_search(
         source_lengths=source_lengths, max_length_a=max_length_a,
         max_length_b=max_length_b, no_repeat_ngram_size=no_repeat_ngram_size,
         prompt_ids=prompt_ids, prompt_lengths=prompt_lengths, prefill=prefill,
-        state_shapes=state_shapes,
+        state_shapes=state_shapes, compact_finished_rows=compact_finished_rows,
     )

@@ -34,6 +34,18 @@ class Prompt:
         self.lengths = tf.clip_by_value(lengths, 0, max_length)  # [B]
         self.max_length = max_length
 
+    def tensors(self):
+        """`{"ids" [B, T], "lengths" [B]}`: what a search carries (and compacts) per row."""
+        return {"ids": self.ids, "lengths": self.lengths}
+
+    @classmethod
+    def from_tensors(cls, tensors, max_length):
+        """The prompt of the rows whose `tensors()` these are (a search's running rows)."""
+        prompt = cls.__new__(cls)
+        prompt.ids, prompt.lengths, prompt.max_length = (tensors["ids"], tensors["lengths"],
+                                                         max_length)
+        return prompt
+
     def forced(self, t):
         """`(is_forced [B] bool, token [B])` at position `t`."""
         return t < self.lengths, tf.gather(self.ids, tf.minimum(t, self.max_length - 1), axis=1)

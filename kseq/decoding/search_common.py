@@ -10,6 +10,8 @@ Shape letters: `B` batch, `K` beams, `N` = B·K rows seen by the step function,
 
 import tensorflow as tf
 
+from kseq.decoding.row_compaction import free_batch
+
 NEG_INF = float("-inf")
 
 
@@ -37,10 +39,12 @@ def check_end_id(end_id, vocab_size):
 
 
 def tile_rows(structure, times):
-    """Repeats every row of each tensor `times` times: `[B, ...] -> [B·times, ...]`."""
+    """Repeats every row of each tensor `times` times: `[B, ...] -> [B·times, ...]`
+    (None entries, e.g. a decoder-only memory's cross-attention, stay None)."""
     if times == 1:
         return structure
-    return tf.nest.map_structure(lambda x: tf.repeat(x, times, axis=0), structure)
+    return tf.nest.map_structure(lambda x: None if x is None else tf.repeat(x, times, axis=0),
+                                 structure)
 
 
 def row_length_limits(batch_size, max_length, memory, source_lengths, max_length_a, max_length_b):
@@ -88,18 +92,24 @@ def static_or_dynamic_batch(start_ids):
     return static if static is not None else tf.shape(start_ids)[0]
 
 
-def loop_shapes(loop_vars, state_index, state_shapes):
-    """`shape_invariants` for a search's `tf.while_loop`, or None when the state keeps its shapes.
+def loop_shapes(loop_vars, state_index, state_shapes, free_batch_indices=()):
+    """`shape_invariants` for a search's `tf.while_loop`, or None when every loop value
+    keeps its shape.
 
     `state_shapes` mirrors the state with a spec per tensor (anything with a
     `.shape`, e.g. a `keras.KerasTensor`); a None axis may change from step to
     step (a KV cache that grows in blocks). The batch axis is the state's own:
-    beam search tiles the state after the caller described it.
+    beam search tiles the state after the caller described it. The loop values
+    at `free_batch_indices` get a free batch axis (finished-row compaction, see
+    `row_compaction.py`).
     """
-    if state_shapes is None:
+    if state_shapes is None and not free_batch_indices:
         return None
     shapes = [tf.nest.map_structure(lambda x: x.shape, v) for v in loop_vars]
-    shapes[state_index] = tf.nest.map_structure(
-        lambda x, spec: tf.TensorShape([x.shape[0]] + list(spec.shape)[1:]),
-        loop_vars[state_index], state_shapes)
+    if state_shapes is not None:
+        shapes[state_index] = tf.nest.map_structure(
+            lambda x, spec: tf.TensorShape([x.shape[0]] + list(spec.shape)[1:]),
+            loop_vars[state_index], state_shapes)
+    for index in free_batch_indices:
+        shapes[index] = free_batch(shapes[index])
     return tuple(shapes)

@@ -3,7 +3,8 @@
 import tensorflow as tf
 
 from kseq.decoding.ngram_blocking import block_repeated_ngrams
-from kseq.decoding.prompts import make_prompt
+from kseq.decoding.prompts import Prompt, make_prompt
+from kseq.decoding.row_compaction import maybe_compact, put_rows, tensor_leaves
 from kseq.decoding.search_common import (
     block_end_before_min_length,
     check_end_id,
@@ -20,11 +21,14 @@ def single_path_search(
     step, state, memory, start_ids, pick, *, max_length, end_id, min_length=0,
     source_lengths=None, max_length_a=None, max_length_b=None, no_repeat_ngram_size=0,
     prompt_ids=None, prompt_lengths=None, prefill=None, state_shapes=None,
+    compact_finished_rows=False,
 ):
     """Extends one hypothesis per row with `pick(scores [B, V], t) -> ids [B]`.
 
     `pick` sees float32 logits, unnormalised (blocked tokens at -inf); a pick
-    must not depend on a per-row constant shift of them.
+    must not depend on a per-row constant shift of them, nor (with
+    `compact_finished_rows`, see `row_compaction.py`) on a row's position or
+    on the other rows.
 
     Returns `(ids [B, T], scores [B], lengths [B])`: ids end with `end_id` when
     the row finished, later positions hold 0; `scores` sums the log-probabilities
@@ -40,26 +44,37 @@ def single_path_search(
     sequences = tf.zeros([batch, max_length], tf.int32)
     if prompt is not None and prefill is not None:
         t0, tokens, state, sequences = prompt.prefill(prefill, start_ids, state, memory)
-    scores = tf.zeros([batch], tf.float32)
-    lengths = tf.fill([batch], t0)
+    memory_leaves, rebuild_memory = tensor_leaves(memory)
+    # Per-row values the body reads; compaction keeps them with their rows.
+    rows_in = {"limits": limits, **({} if prompt is None else {"prompt": prompt.tensors()})}
+    # The outputs: (sequences, scores, lengths) of the running rows.
+    finals = (sequences, tf.zeros([batch], tf.float32), tf.fill([batch], t0))
     done = t0 >= limits
 
-    def body(t, tokens, state, sequences, scores, lengths, done):
-        logits, state = step(tokens, state, memory, t)
+    def body(t, rows, done, finals, results, tokens, state, memory_leaves, rows_in):
+        if compact_finished_rows:
+            done, rows, results, finals, (tokens, state, memory_leaves, rows_in), _ = (
+                maybe_compact(done, rows, results, finals,
+                              (tokens, state, memory_leaves, rows_in)))
+        # Here `B` counts the running rows (fewer than the batch once compacted).
+        sequences, scores, lengths = finals
+        row_prompt = None if prompt is None else Prompt.from_tensors(rows_in["prompt"],
+                                                                     max_length)
+        logits, state = step(tokens, state, rebuild_memory(memory_leaves), t)
         check_end_id(end_id, logits.shape[-1])
         logits = tf.cast(logits, tf.float32)
         # `pick` gets unnormalised scores (argmax and sampling ignore a per-row
         # shift), and the picked token's log-probability is its logit minus
         # log-sum-exp: one [B, V] pass fewer than a log-softmax (~1/3 faster here).
         # min_length counts generated tokens: a row's prompt comes first.
-        position = t if prompt is None else (t - prompt.lengths)[:, None]
+        position = t if prompt is None else (t - row_prompt.lengths)[:, None]
         candidates = block_end_before_min_length(logits, position, min_length, end_id)
         candidates = block_repeated_ngrams(candidates, sequences, t, no_repeat_ngram_size)
         picked = tf.cast(pick(candidates, t), tf.int32)
         live = tf.logical_not(done)
         token_score = _log_probability(logits, picked)
         if prompt is not None:  # prompt tokens are kept, and not scored
-            is_forced, forced_token = prompt.forced(t)
+            is_forced, forced_token = row_prompt.forced(t)
             picked = tf.where(is_forced, forced_token, picked)
             token_score = tf.where(is_forced, 0.0, token_score)
         scores += tf.where(live, token_score, 0.0)
@@ -67,18 +82,23 @@ def single_path_search(
         sequences = write_column(sequences, t, tf.where(live, picked, 0))
         ended = tf.equal(picked, end_id) if prompt is None else (
             tf.equal(picked, end_id) & tf.logical_not(is_forced))
-        done = done | ended | (t + 1 >= limits)
-        return t + 1, picked, state, sequences, scores, lengths, done
+        done = done | ended | (t + 1 >= rows_in["limits"])
+        return (t + 1, rows, done, (sequences, scores, lengths), results, picked, state,
+                memory_leaves, rows_in)
 
-    def cond(t, tokens, state, sequences, scores, lengths, done):
+    def cond(t, rows, done, *loop_vars):
         return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(done)))
 
-    loop_vars = (t0, tokens, state, sequences, scores, lengths, done)
-    _, _, _, sequences, scores, lengths, _ = tf.while_loop(
+    # `rows`: each running row's batch row; `results`: the outputs of the rows that
+    # compaction let go. Without compaction both keep their first values.
+    loop_vars = (t0, tf.range(batch), done, finals, finals, tokens, state, memory_leaves,
+                 rows_in)
+    compacted = (1, 2, 3, 5, 6, 7, 8) if compact_finished_rows else ()
+    _, rows, _, finals, results, *_ = tf.while_loop(
         cond, body, loop_vars, maximum_iterations=max_length,
-        shape_invariants=loop_shapes(loop_vars, 2, state_shapes),
+        shape_invariants=loop_shapes(loop_vars, 6, state_shapes, compacted),
     )
-    return sequences, scores, lengths
+    return put_rows(results, rows, finals) if compact_finished_rows else finals
 
 
 def _log_probability(logits, picked):

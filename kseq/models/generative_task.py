@@ -131,15 +131,20 @@ class GenerativeTask(Task):
             temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
         ).items()))
 
-    def search(self, inputs, settings, prompt_ids=None, prompt_lengths=None, xla=False):
+    def search(self, inputs, settings, prompt_ids=None, prompt_lengths=None, xla=False,
+               compact_finished_rows=True):
         """Model inputs -> `(ids [B, M, T], scores [B, M], lengths [B, M])`, traceable.
 
         With `prompt_ids [B, P]` (right-padded) and `prompt_lengths [B]`, every
         output starts with its prompt, which is not scored. `xla=True` when the
         search is compiled with XLA: the state then keeps fixed shapes (see
-        `search_state`).
+        `search_state`). Greedy and beam search stop computing finished rows
+        (`kseq.decoding.row_compaction`) unless `xla` (fixed shapes) or
+        `compact_finished_rows=False` (the same outputs, for comparisons);
+        sampling never does.
         """
         s = dict(settings)
+        compact = compact_finished_rows and not xla
         memory = self.encode(inputs)
         state, state_shapes = self.search_state(memory, fixed_shapes=xla)
         start = tf.fill([tf.shape(memory["mask"])[0]], START_ID)
@@ -152,12 +157,14 @@ class GenerativeTask(Task):
                 self.step, state, memory, start, temperature=s["temperature"],
                 top_k=s["top_k"], top_p=s["top_p"], seed=s["seed"], **common)
         elif s["beam_size"] == 1:
-            ids, scores, lengths = greedy_search(self.step, state, memory, start, **common)
+            ids, scores, lengths = greedy_search(self.step, state, memory, start,
+                                                 compact_finished_rows=compact, **common)
         else:
             return beam_search(
                 self.step, state, memory, start, beam_size=s["beam_size"],
                 length_penalty=s["length_penalty"], alpha=s["alpha"],
-                coverage_penalty=s["coverage_penalty"], n_best=s["n_best"], **common)
+                coverage_penalty=s["coverage_penalty"], n_best=s["n_best"],
+                compact_finished_rows=compact, **common)
         return ids[:, None], scores[:, None], lengths[:, None]
 
     def search_state(self, memory, fixed_shapes=False):
