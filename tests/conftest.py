@@ -2,12 +2,6 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# TensorFlow's own (Eigen) CPU kernels, not oneDNN's, for the tests and every child they start:
-# the tests' models are tiny, and oneDNN's per-op set-up and graph rewrites cost more than their
-# arithmetic (A/B on one 2-core AVX-512 machine: 27% less time for the tagger and legacy-model
-# tests, 7% for the translator, export and search tests). Users, `make demo`, the benchmarks
-# and the tests of what a user's shell sees (fresh_process.USER_ENV) keep TensorFlow's default.
-os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 sys.path.insert(0, os.path.dirname(__file__))
 
 import keras  # noqa: E402
