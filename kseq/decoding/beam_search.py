@@ -109,7 +109,8 @@ def beam_search(
             as small as the cache so far.
         compact_finished_rows: stop computing finished sentences: once a quarter
             of the running sentences are done, the loop goes on with the others'
-            `K` rows only (see `kseq.decoding.row_compaction`); the same outputs.
+            `K` rows only (see `kseq.decoding.row_compaction`); the same ids and lengths,
+            scores to float rounding.
             Every state and memory tensor must be batch first. Not for XLA.
 
     Returns:

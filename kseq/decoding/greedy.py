@@ -36,7 +36,8 @@ def greedy_search(
             in blocks); None: every state tensor keeps its shape. Not for XLA.
         compact_finished_rows: stop computing finished rows: once a quarter of
             the running rows are done, the loop goes on with the others only
-            (see `kseq.decoding.row_compaction`); the same outputs. Every state
+            (see `kseq.decoding.row_compaction`); the same ids and lengths, scores
+            to float rounding (an ulp or a few). Every state
             and memory tensor must be batch first. Not for XLA (the batch axis
             of the loop values changes).
 
