@@ -19,6 +19,10 @@ def _export(args):
                         f"--beam {args.beam}")
     if args.format == "ctranslate2":
         return _export_ctranslate2(args)
+    if args.quantization is not None:
+        raise KseqError("--quantization applies to `--format ctranslate2` only (a SavedModel "
+                        f"keeps the trained float32 weights). Received: --quantization "
+                        f"{args.quantization}")
     base, name = os.path.split(os.path.normpath(args.output))
     if not name or name in (".", ".."):
         raise KseqError(f"--output must be BASE/NAME. Received: --output {args.output}")
@@ -55,6 +59,7 @@ def _export_ctranslate2(args):
     if options.get("length_penalty") == "none":
         options["length_penalty"] = None
     folder = export_ctranslate2(model, args.output, beam_size=args.beam, n_best=args.n_best,
-                                **options)
+                                quantization=args.quantization, **options)
     if not args.quiet:
-        print(f"exported {folder}: {_size(export_bytes(folder))} (CTranslate2)")
+        weights = f", {args.quantization} weights" if args.quantization else ""
+        print(f"exported {folder}: {_size(export_bytes(folder))} (CTranslate2{weights})")

@@ -15,6 +15,11 @@ from kseq.cli.presets_command import _presets_or_parts
 from kseq.cli.train_command import _train
 from kseq.cli.version_option import _Version
 
+# CTranslate2's weight types (`ctranslate2_export.QUANTIZATIONS`, which a test compares):
+# written out here because importing that module would import TensorFlow into `--help`.
+CTRANSLATE2_QUANTIZATIONS = ("int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
+                             "float16", "bfloat16", "float32")
+
 DESCRIPTION = ("The `kseq` command: presets, train, translate, caption, classify, tag, "
                "evaluate, export.")
 
@@ -224,6 +229,9 @@ def build_parser():
                         help="BASE/NAME; writes BASE/NAME/VERSION (ctranslate2: the folder)")
     export.add_argument("--version", type=_integer(1),
                         help="the model version to write (default: the next free number)")
+    export.add_argument("--quantization", choices=CTRANSLATE2_QUANTIZATIONS,
+                        help="ctranslate2 only: the weight type to store (int8 is about 4x "
+                             "smaller and 2-3x faster on CPU; default: float32 as trained)")
     _search_arguments(export, mbr=False)
     export.add_argument("--xla", action="store_true",
                         help="compile the search with XLA (TF Serving needs "
