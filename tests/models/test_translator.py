@@ -1,7 +1,4 @@
-import json
 import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -181,41 +178,6 @@ def test_keras_hub_layout_options_and_their_config():
     scaled = classic.decoder.token_embedding(ids).numpy()[0]
     np.testing.assert_allclose(scaled, classic.decoder.token_embedding.embeddings.numpy()[[4, 5, 6]] * 8**0.5,
                                rtol=1e-6)
-
-
-_MIRRORED_CHECK = r"""
-import json, sys
-import tensorflow as tf
-cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-sys.path.insert(0, sys.argv[1])
-import numpy as np, kseq
-from translator_fixtures import PAIRS, train_step_twins
-with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
-    fast, plain = train_step_twins()
-ranks, project = [], fast.project
-fast.project = lambda states: ranks.append(len(states.shape)) or project(states)
-pre = kseq.models.TranslatorPreprocessor(fast.source_tokenizer, fast.target_tokenizer, 32, 32)
-data = pre.training_dataset(PAIRS, [32], batch_size=10, shuffle=False).repeat(2)
-print(json.dumps({"fast": fast.fit(data, verbose=0).history,
-                  "plain": plain.fit(data, verbose=0).history, "ranks": ranks,
-                  "weights": max(float(np.max(np.abs(a - b)))
-                                 for a, b in zip(fast.get_weights(), plain.get_weights()))}))
-"""
-
-
-@pytest.mark.slow
-def test_real_rows_train_step_under_mirrored_strategy():
-    # Two replicas (two logical CPUs, set before TensorFlow starts: a child process).
-    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # translator_fixtures
-    done = subprocess.run([sys.executable, "-c", _MIRRORED_CHECK, tests],
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    for name in ("loss", "masked_accuracy"):
-        np.testing.assert_allclose(result["fast"][name], result["plain"][name], rtol=1e-5)
-    assert result["weights"] < 1e-5
-    assert result["ranks"] and set(result["ranks"]) == {2}  # real rows, on each replica
 
 
 def test_parts_that_do_not_fit_are_refused_with_one_line():

@@ -5,7 +5,8 @@ process does every check of this module and prints the results as JSON.
 
 - Per task (translator, captioner with a frozen backbone, classifier), one
   model under the default strategy and its copy under `MirroredStrategy` take
-  the same SGD steps on the same batches: the weights agree to float noise.
+  the same SGD steps on the same batches: the weights agree to float noise, and
+  each replica of the translator and the captioner projects only its real rows.
   SGD, because Adam turns float noise in gradients that are zero in exact
   arithmetic (attention key biases) into full-size steps of either sign. The
   translator's batches hold different numbers of real tokens in their two
@@ -58,11 +59,16 @@ def sgd_twins(build, examples, boundary):
         two.set_weights(one.get_weights())
         two.compile(optimizer=keras.optimizers.SGD(0.5), loss=one.loss)
     one.compile(optimizer=keras.optimizers.SGD(0.5), loss=one.loss)
+    # The rank of what each replica's step projects onto the vocabulary: 2 (`[R, D]`, the
+    # real rows only) when the real-rows step ran, 3 (`[B, T, D]`) under Keras's own step.
+    ranks, project = [], getattr(two, "project", None)
+    if project is not None:
+        two.project = lambda states: ranks.append(len(states.shape)) or project(states)
     losses = [model.fit(data, verbose=0, shuffle=False).history["loss"] for model in (one, two)]
     return {"weights": max(float(np.max(np.abs(a - b)))
                            for a, b in zip(one.get_weights(), two.get_weights())),
             "losses": losses, "replicas": two.distribute_strategy.num_replicas_in_sync,
-            "halves": real_tokens_per_half(next(iter(data)))}
+            "halves": real_tokens_per_half(next(iter(data))), "ranks": ranks}
 
 results = {
     "translator": sgd_twins(translator_fixtures.tiny_translator, translator_fixtures.PAIRS, 32),
@@ -110,6 +116,14 @@ def test_mirrored_sgd_steps_equal_one_device(results, task):
     assert result["replicas"] == 2
     np.testing.assert_allclose(result["losses"][1], result["losses"][0], rtol=1e-5)
     assert result["weights"] < 2e-5, result
+
+
+@pytest.mark.parametrize("task", ["translator", "captioner"])
+def test_each_replica_takes_the_real_rows_step(results, task):
+    # With the weights equal to one device's (above), whose real-rows step equals Keras's own
+    # (`run_task_test` in the task tests), the mirrored real-rows step equals Keras's too.
+    ranks = results[task]["ranks"]
+    assert ranks and set(ranks) == {2}, ranks
 
 
 def test_the_translator_batches_split_real_tokens_unevenly(results):
