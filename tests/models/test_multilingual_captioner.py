@@ -29,12 +29,13 @@ def bilingual():
                                **{**TINY, "max_target_length": 14})
     data = model.preprocessor.training_dataset(splits["train"], [14], batch_size=32,
                                                shuffle=False)
-    build_optimizer(model).fit(data.cache().repeat(250), epochs=1, steps_per_epoch=250,
+    # Both languages come back exactly (greedy) from step 75 on: twice that here.
+    build_optimizer(model).fit(data.cache().repeat(150), epochs=1, steps_per_epoch=150,
                                verbose=0)
     return model
 
 
-@pytest.mark.slow  # a 250-step overfit: ~30 s
+@pytest.mark.slow  # a 150-step overfit: ~20 s
 def test_the_tag_chooses_the_caption_language(bilingual):
     images = [png for png, _ in EXAMPLES[:6]]
     assert bilingual.languages == ["en", "fr"]
