@@ -97,6 +97,31 @@ def test_the_filter_drops_tensorflow_lines_and_keeps_every_other(capfd):
     assert capfd.readouterr().err == ""
 
 
+# A lost worker as the coordination service logs it on the chief (Keras 3.15 / TF 2.21, the
+# multi-worker test's SIGKILL): one absl entry, then its body on lines of their own.
+LOST_WORKER_ENTRY = [
+    "E0000 00:00:1796314447.052214   12345 coordination_service_agent.cc:332] Polled an error "
+    "from coordination service (this can be an error from this or another task).",
+    "/job:worker/replica:0/task:1",
+    "The tasks have crashed. Check the task logs for an earlier error, or scheduler events "
+    "(e.g. preemption, eviction) to debug further. [type.googleapis.com/tensorflow.Coordination"
+    "ServiceError='']",
+    "/job:worker/replica:0/task:1",
+    "The error could be from a previous operation. Restart your program to reset. "
+    "[type.googleapis.com/tensorflow.DerivedStatus='']",
+]
+
+
+def test_the_body_lines_of_a_dropped_entry_go_with_it(capfd):
+    kept = ["kseq: error: A worker of the cluster (worker 1 at 127.0.0.1:2) was lost ...",
+            "/job:worker/replica:0/task:1",  # not after a dropped line: kept
+            "The tasks have crashed. (a program's own line, after a kept line)"]
+    with cli.tensorflow_lines_filtered():
+        for line in LOST_WORKER_ENTRY + kept:
+            os.write(2, f"{line}\n".encode())
+    assert capfd.readouterr().err.splitlines() == kept
+
+
 @pytest.mark.slow  # two fresh processes that load TensorFlow: ~15 s
 def test_the_command_drops_tensorflow_lines_unless_verbose():
     """The quiet child also shows that the command, importing the package's rooms only on

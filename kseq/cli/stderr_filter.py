@@ -19,14 +19,22 @@ TENSORFLOW_LINE = (rb"^(?:[IWE]\d{4} [\d:.]+\s+\d+ \S+:\d+\] "
                    rb"|WARNING: All log messages before absl::InitializeLog\(\) is called"
                    rb"|To enable the following instructions: .*rebuild TensorFlow"
                    rb"|(?:INFO|WARNING):(?:tensorflow|absl):)")
+# The body lines of a multi-line absl entry, dropped only right after a dropped line: the
+# coordination service's report of a lost worker (`/job:worker/replica:0/task:1`, "The tasks
+# have crashed. ...", "The error could be from a previous operation. ...").
+CONTINUATION_LINE = (rb"^(?:/job:\w+/replica:\d+/task:\d+\s*$"
+                     rb"|The tasks have crashed\. |The error could be from a previous operation\. "
+                     rb"|Additional GRPC error information from remote target )")
 # The filter runs in a child process of its own (`python -I -S`: ~30 ms), so that a process
 # that dies (a fatal TensorFlow error, a kill) still gets its last lines written out.
 _FILTER = r"""
 import re, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops kseq, which closes the pipe
-noise = re.compile(sys.argv[1].encode("latin-1"))
+noise, body = (re.compile(pattern.encode("latin-1")) for pattern in sys.argv[1:3])
+dropping = False  # the previous line was dropped: an entry's body lines go with it
 for line in sys.stdin.buffer:
-    if not noise.match(line):
+    dropping = bool(noise.match(line) or (dropping and body.match(line)))
+    if not dropping:
         sys.stderr.buffer.write(line)
         sys.stderr.buffer.flush()
 """
@@ -41,7 +49,8 @@ def is_tensorflow_line(line):
 @contextlib.contextmanager
 def tensorflow_lines_filtered():
     """Within the block, file descriptor 2 is a pipe into a child process that writes every
-    line except TensorFlow's and absl's (`is_tensorflow_line`) to the original stderr.
+    line except TensorFlow's and absl's (`is_tensorflow_line`, and the body lines of a
+    multi-line entry: `CONTINUATION_LINE` right after a dropped line) to the original stderr.
     Where that cannot be set up (no pipe, no interpreter), stderr is left as it is."""
     sys.stderr.flush()
     try:
@@ -51,7 +60,8 @@ def tensorflow_lines_filtered():
         return
     try:
         child = subprocess.Popen([sys.executable, "-I", "-S", "-c", _FILTER,
-                                  TENSORFLOW_LINE.decode("latin-1")],
+                                  TENSORFLOW_LINE.decode("latin-1"),
+                                  CONTINUATION_LINE.decode("latin-1")],
                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=saved)
     except OSError:
         os.close(saved)

@@ -209,10 +209,49 @@ def lost_worker_as_error(strategy):
         yield
     except (tf.errors.UnavailableError, tf.errors.DeadlineExceededError,
             tf.errors.CancelledError, tf.errors.AbortedError, tf.errors.InternalError) as error:
-        raise KseqError(f"A worker of the cluster ({_peers()}) was lost or did not answer "
-                        f"within {collective_timeout_s():g} s, so training stopped; restart the "
+        raise KseqError(f"A worker of the cluster ({_peers()}) was lost (its heartbeats "
+                        f"stopped, or a collective waited {collective_timeout_s():g} s for it), "
+                        f"so training stopped; restart the "
                         f"same command on every worker to resume from the chief's last "
                         f"checkpoint. Received: {one_line(error, 300)}") from None
+
+
+def check_same_start(distribution, start):
+    """Every worker of a `multi-worker` run must resume from the same point: else each
+    stops with one `KseqError` line before it builds or writes anything.
+
+    A worker restarted without the chief's folder (an empty `--output`, no shared
+    file system) would build a new model while the chief loads its checkpoint: their
+    variable broadcasts and steps would not match, and TensorFlow would fail deep
+    inside a collective. `start` is this worker's point: a checkpoint's step,
+    `CONTINUED` (a finished `model.keras`) or `NEW`; one all-gather over
+    `distribution` (the run's `MultiWorkerMirroredStrategy`) compares them.
+    """
+    import tensorflow as tf
+
+    mine = tf.constant([start], tf.float32)
+
+    def every_start():  # one per replica (ReduceOp has no MAX or MIN: gather them all)
+        return tf.distribute.get_replica_context().all_gather(mine, axis=0)
+
+    gathered = distribution.run(tf.function(every_start))
+    starts = distribution.experimental_local_results(gathered)[0].numpy().astype(int)
+    highest, lowest = int(starts.max()), int(starts.min())
+    if highest != lowest:
+        other = highest if start != highest else lowest
+        raise KseqError(f"The workers would not resume from the same point (this worker: "
+                        f"{_start_name(start)}; another: {_start_name(other)}): every worker "
+                        f"must see the chief's --output folder (a shared file system, or a "
+                        f"copy of it) before the same command is restarted on each. "
+                        f"Received: {os.environ.get('TF_CONFIG', '')}")
+
+
+NEW, CONTINUED = -2, -1  # `check_same_start`'s points that are not a checkpoint's step
+
+
+def _start_name(start):
+    return {NEW: "a new model", CONTINUED: "continuing the finished model.keras"}.get(
+        start, f"the checkpoint at step {start}")
 
 
 def _peers():

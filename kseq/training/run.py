@@ -56,8 +56,9 @@ from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
 from kseq.presets.catalog import is_preset, load_preset_model
 from kseq.presets.keras_archive import check_declared_size
-from kseq.training.distribution import (check_multi_worker_environment, lost_worker_as_error,
-                                       make_strategy, shard_by_data, task_output_folder)
+from kseq.training.distribution import (CONTINUED, NEW, check_multi_worker_environment,
+                                       check_same_start, lost_worker_as_error, make_strategy,
+                                       shard_by_data, task_output_folder)
 from kseq.training.multi_worker_workaround import patch_for_multi_worker
 from kseq.training.precision import config_at_precision, precision_scope, rebuilt_at_precision
 from kseq.training.recipe_checks import check_recipe
@@ -177,6 +178,17 @@ def _start(run, recipe, splits, store):
     except TypeError as error:  # an unknown or misspelt model option
         raise KseqError(f"The recipe's model section does not fit this architecture "
                         f"({error}). Received: model={recipe.get('model')!r}") from None
+
+
+def _start_point(run, store):
+    """Where `_start` will resume, read from the folder without loading anything: the newest
+    valid checkpoint's step, `CONTINUED` (a finished `model.keras`) or `NEW`."""
+    has_model = os.path.isfile(run.file("model_config.json")) or os.path.isfile(run.model_path)
+    if store.steps() and has_model:
+        latest = CheckpointStore(store.folder, report=lambda line: None).latest()  # quietly
+        if latest is not None:
+            return int(latest["step"])
+    return CONTINUED if os.path.isfile(run.model_path) else NEW
 
 
 def _trained_at(run, precision, training):
@@ -325,6 +337,9 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     seed = training.get("seed", 0)
     keras.utils.set_random_seed(seed)  # the same recipe builds the same initial weights
     store = CheckpointStore(run.backup_folder)
+    if training.get("strategy") == "multi-worker":
+        with lost_worker_as_error("multi-worker"):
+            check_same_start(distribution, _start_point(run, store))
     with distribution.scope(), precision_scope(training.get("precision", "float32")):
         start = _start(run, recipe, splits, store)
         model = start.model

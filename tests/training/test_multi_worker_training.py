@@ -12,8 +12,11 @@ timeout expires) and it exits non-zero, its last line one `kseq: error:` line
 naming the lost worker. Meanwhile this process trains the same recipe on one
 device.
 
-Worker 1's `--output` is then given a copy of the chief's folder (what a
-shared file system shows), and both workers are started again with the same
+Both are then restarted while worker 1's `--output` does not exist (no
+shared file system): the chief would resume at step 3, worker 1 build a new
+model, and both stop with one line before writing anything. Worker 1's
+`--output` is then given a copy of the chief's folder (what a shared file
+system shows), and both workers are started again with the same
 commands, without the kill: both resume at the chief's step-3 checkpoint and
 exit 0 after 8 steps. Only the chief writes: worker 1's `--output` was not
 created by the killed launch and is left as it was by the restart, which
@@ -39,7 +42,7 @@ import pytest
 
 from fresh_process import ENV
 
-# two launches of two children (each pays TensorFlow's start-up) and one in-process run
+# three launches of two children (each pays TensorFlow's start-up) and one in-process run
 pytestmark = pytest.mark.slow
 
 TIMEOUT_S = 15  # KSEQ_COLLECTIVE_TIMEOUT_S of the killed launch
@@ -148,6 +151,15 @@ def cluster_run(tmp_path_factory):
                          "chief_seconds": chief["ended"] - killed["ended"],
                          "checkpoints": sorted(os.listdir(root / "out0" / "backup")),
                          "other_output_created": (root / "out1").exists()}
+        # Restarted while worker 1 sees no --output (no shared file system): the chief would
+        # resume at step 3 and worker 1 start a new model. Both refuse, writing nothing.
+        chief_files = _contents(root / "out0")
+        children = _launch(root, workers, "unshared", 60, 0)
+        deadline = time.monotonic() + 300
+        unshared = [_finish(one, deadline, f"worker {index} without the chief's folder")
+                    for index, one in enumerate([_watch(child) for child in children])]
+        unshared_launch = {"workers": unshared, "chief_files_kept": _contents(root / "out0")
+                           == chief_files, "other_output_created": (root / "out1").exists()}
         # Worker 1's --output now shows the chief's folder, as a shared file system would.
         shutil.copytree(root / "out0", root / "out1")
         before_restart = _contents(root / "out1")
@@ -168,7 +180,7 @@ def cluster_run(tmp_path_factory):
         model = load_trained(str(root / "out0"))
         chief.update(weights=model.get_weights(), steps=int(model.optimizer.iterations.numpy()))
     other["result"] = json.loads(_last_line(other["stdout"])) if other["code"] == 0 else None
-    return {"root": root, "workers": workers, "killed": killed_launch,
+    return {"root": root, "workers": workers, "killed": killed_launch, "unshared": unshared_launch,
             "restarted": [chief, other], "reference": reference,
             "other_output": (before_restart, _contents(root / "out1"))}
 
@@ -200,6 +212,21 @@ def test_a_killed_worker_stops_the_chief_with_one_line(cluster_run):
     assert "restart the same command on every worker" in line
     # The chief's step-3 checkpoint is the newest: the restart resumes there.
     assert killed["checkpoints"] == ["step-000000003.json", "step-000000003.weights.h5"]
+
+
+def test_workers_that_would_resume_from_different_points_stop_with_one_line(cluster_run):
+    unshared = cluster_run["unshared"]
+    chief, other = unshared["workers"]
+    # The chief runs the command (one line, exit 2), worker 1 the Python API (a KseqError).
+    assert chief["code"] == 2 and "Traceback" not in chief["stderr"], chief["stderr"][-3000:]
+    assert other["code"] == 1, other["stderr"][-3000:]
+    for worker, prefix, mine, theirs in (
+            (chief, "kseq: error: ", "the checkpoint at step 3", "a new model"),
+            (other, "kseq.errors.KseqError: ", "a new model", "the checkpoint at step 3")):
+        line = _last_line(worker["stderr"])
+        assert line.startswith(prefix + "The workers would not resume from the same point "
+                               f"(this worker: {mine}; another: {theirs})"), line
+    assert unshared["chief_files_kept"] and not unshared["other_output_created"]
 
 
 def test_both_workers_resume_at_the_chiefs_checkpoint_and_finish(cluster_run):
