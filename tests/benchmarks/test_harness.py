@@ -26,8 +26,9 @@ import harness  # noqa: E402
 SMOKE = ["bench_search", "bench_step_cache", "bench_epoch_order_pipeline", "bench_classifier",
          "bench_translator_summary", "quality_table", "bench_cli_startup"]
 # Need data, a model or a second tree not available here: --help and the source checks.
-# bench_captioner's smoke run works offline but takes ~35 s (four searches traced): --help here.
-HELP_ONLY = ["bench_captioner", "bench_ctranslate2", "bench_decode_libreoffice",
+# bench_captioner's smoke run works offline but takes ~35 s (four searches traced), and
+# bench_engines's about a minute (six fresh TensorFlow processes): --help here.
+HELP_ONLY = ["bench_captioner", "bench_ctranslate2", "bench_engines", "bench_decode_libreoffice",
              "bench_multi_worker_scaling", "bench_decode_same_weights", "bench_export", "bench_onmt_config",
              "bench_real_rows_train_step", "bench_translator", "quality_classifiers",
              "quality_emoji_captions", "quality_kanji_radicals", "quality_libreoffice",

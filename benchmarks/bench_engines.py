@@ -1,0 +1,228 @@
+"""One preset's weights through four engines, each in a fresh process: speed, memory, agreement.
+
+    .venv/bin/python benchmarks/bench_engines.py             # ~12 min on a quiet 2-core CPU
+    .venv/bin/python benchmarks/bench_engines.py --threads-list 1 --rounds 1   # ~3 min
+
+The engines, on the same `libreoffice_en_fr_transformer` weights and the same
+committed slice paragraphs:
+
+- `kseq`: the model in process (`kseq.zoo.translator`, `translate()`: its
+  compiled, compacting search, no XLA);
+- `kseq_export`: kseq's SavedModel exports (`serving_default`, one export per
+  beam size: the search is fixed at export) loaded by plain TensorFlow in a
+  process that never imports kseq, as TF Serving runs them;
+- `ct2_float32` and `ct2_int8`: the CTranslate2 export (`kseq export --format
+  ctranslate2`) through `kseq.zoo.translator(folder, compute_type=...)`: kseq's
+  own tokenizer around CTranslate2's `translate_batch`.
+
+Each engine runs greedy and beam 4 at batch 1 (`--batch-one-sentences` paragraphs,
+one call each) and at batch 64 (`--sentences` paragraphs), with one and with two
+threads (TensorFlow's intra- and inter-op pools, CTranslate2's `intra_threads`), in
+a fresh process per engine and thread count: each search is run once untimed on one
+batch first (tracing, warm kernels), then timed once. The processes are alternated
+engine by engine within a round, `--rounds` rounds; the figures are medians over the
+rounds. Reported per engine and setting: sentences/s, the process's peak RSS (after
+loading and every search), ms per output word (wall time over the output's words
+plus one end token each: the same count for every engine), the outputs' agreement
+with `kseq` (share of identical strings; CTranslate2's beam search normalises by
+`L^0.6`, kseq's default by GNMT's), and the load average at each process's start.
+
+Prints JSON and writes benchmarks/results/bench_engines.json.
+"""
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import harness  # benchmarks/harness.py, before TensorFlow
+
+PRESET = "libreoffice_en_fr_transformer"
+SMOKE_PRESET = "numbers_fr_transformer"
+ENGINES = ("kseq", "kseq_export", "ct2_float32", "ct2_int8")
+BEAMS = (1, 4)
+
+# The exported model's process: plain TensorFlow (and tensorflow_text's ops), no kseq.
+SERVING_CHILD = r"""
+import json, resource, sys, time
+import tensorflow as tf
+import tensorflow_text  # the tokenizer ops, as TF Serving links them
+settings = json.loads(sys.argv[1])
+tf.config.threading.set_intra_op_parallelism_threads(settings["threads"])
+tf.config.threading.set_inter_op_parallelism_threads(settings["threads"])
+assert "kseq" not in sys.modules
+served = {beam: tf.saved_model.load(path).signatures["serving_default"]
+          for beam, path in settings["exports"].items()}
+
+def run(beam, texts, batch):
+    outputs = []
+    for start in range(0, len(texts), batch):
+        out = served[beam](text=tf.constant(texts[start:start + batch]))
+        outputs += [row[0].decode("utf-8") for row in out["text"].numpy()]
+    return outputs
+
+results = {}
+for name, (beam, batch, texts) in settings["runs"].items():
+    run(beam, texts[:batch], batch)  # the first call traces nothing, but warms the kernels
+    started = time.perf_counter()
+    outputs = run(beam, texts, batch)
+    results[name] = {"seconds": time.perf_counter() - started, "outputs": outputs}
+results["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(results))
+"""
+
+
+def settings_runs(sources, batch_one_sentences, batch):
+    """`{name: (beam, batch, texts)}`: greedy and beam 4 at batch 1 and at `batch`."""
+    runs = {}
+    for beam in BEAMS:
+        runs[f"beam{beam}_batch1"] = (beam, 1, sources[:batch_one_sentences])
+        runs[f"beam{beam}_batch{batch}"] = (beam, batch, sources)
+    return runs
+
+
+def kseq_child(settings):
+    """The in-process engines (`kseq`, `ct2_*`): one process, every run; JSON on stdout."""
+    threads = settings["threads"]
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+    from kseq.zoo import translator
+
+    engine = settings["engine"]
+    if engine == "kseq":
+        model = translator(settings["preset"])
+        search = {}
+    else:
+        compute_type = "int8" if engine == "ct2_int8" else "float32"
+        model = translator(settings["ct2"], compute_type=compute_type, intra_threads=threads)
+        search = {"length_penalty": "fairseq"}  # the one CTranslate2 has: `L^alpha`
+    results = {}
+    for name, (beam, batch, texts) in settings["runs"].items():
+        model.translate(texts[:batch], beam_size=beam, batch_size=batch, **search)  # traces
+        started = time.perf_counter()
+        outputs = model.translate(texts, beam_size=beam, batch_size=batch, **search)
+        results[name] = {"seconds": time.perf_counter() - started, "outputs": outputs}
+    results["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(results))
+
+
+def prepare(folder, preset, beams):
+    """Writes the SavedModel exports (one per beam size) and the CTranslate2 folder from
+    `preset`, in a child process (this one never loads TensorFlow)."""
+    code = ("import sys, json\n"
+            "from kseq.zoo import translator\n"
+            "from kseq.models.translator.ctranslate2_export import export_ctranslate2\n"
+            "folder, preset, beams = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])\n"
+            "model = translator(preset)\n"
+            "for beam in beams:\n"
+            "    model.export(f'{folder}/beam{beam}/1', beam_size=beam)\n"
+            "export_ctranslate2(model, f'{folder}/ct2')\n")
+    subprocess.run([sys.executable, "-c", code, folder, preset, json.dumps(list(beams))],
+                   check=True)  # the harness set TensorFlow's log level for children too
+    return {"exports": {str(beam): f"{folder}/beam{beam}/1" for beam in beams},
+            "ct2": f"{folder}/ct2"}
+
+
+def run_engine(engine, threads, runs, paths, preset):
+    """One fresh process for `engine` at `threads`: its results and the load at its start."""
+    load = harness.load_average()
+    if engine == "kseq_export":
+        settings = {"threads": threads, "exports": paths["exports"],
+                    "runs": {name: (str(beam), batch, texts)
+                             for name, (beam, batch, texts) in runs.items()}}
+        command = [sys.executable, "-c", SERVING_CHILD, json.dumps(settings)]
+    else:
+        settings = {"engine": engine, "threads": threads, "preset": preset,
+                    "ct2": paths["ct2"], "runs": runs}
+        command = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(settings)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{engine} ({threads} threads) failed: {done.stderr[-2000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["load_average"] = load
+    return result
+
+
+def summarise(rounds, runs):
+    """Medians over rounds per engine, thread count and run; agreement with `kseq`."""
+    summary = {}
+    for key, results in rounds.items():  # key: "engine/threads"
+        engine, threads = key.split("/")
+        reference = rounds[f"kseq/{threads}"][0]
+        entry = {"peak_rss_mb": round(statistics.median(r["peak_rss_mb"] for r in results)),
+                 "load_average_at_start": [r["load_average"] for r in results]}
+        for name in runs:
+            seconds = statistics.median(r[name]["seconds"] for r in results)
+            outputs = results[0][name]["outputs"]
+            words = sum(len(output.split()) + 1 for output in outputs)  # and each end token
+            same = sum(a == b for a, b in zip(outputs, reference[name]["outputs"]))
+            entry[name] = {"sentences_per_second": round(len(outputs) / seconds, 2),
+                           "ms_per_output_word": round(1000 * seconds / words, 3),
+                           "identical_to_kseq": round(same / max(1, len(outputs)), 4),
+                           "rounds_seconds": [round(r[name]["seconds"], 3) for r in results]}
+        summary[key] = entry
+    return summary
+
+
+def ratios(summary, runs, threads_list):
+    """Per thread count and run: each engine's sentences/s over kseq's in-process figure."""
+    out = {}
+    for threads in threads_list:
+        kseq = summary[f"kseq/{threads}"]
+        for engine in ENGINES[1:]:
+            other = summary[f"{engine}/{threads}"]
+            out[f"{engine}_over_kseq/{threads}"] = {
+                name: harness.ratio(other[name]["sentences_per_second"],
+                                    kseq[name]["sentences_per_second"]) for name in runs}
+    return out
+
+
+def main(argv=None):
+    parser = harness.arguments(__doc__)
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (median)")
+    parser.add_argument("--threads-list", type=int, nargs="+", default=[1, 2],
+                        help="thread counts to run each engine at")
+    parser.add_argument("--sentences", type=int, default=200,
+                        help="slice paragraphs for the batch-64 runs (at most 200)")
+    parser.add_argument("--batch-one-sentences", type=int, default=40,
+                        help="slice paragraphs for the batch-1 runs")
+    parser.add_argument("--batch", type=int, default=64, help="the large batch")
+    args = harness.parse(parser, argv, keras=False)
+    preset = PRESET
+    if args.smoke:
+        preset, args.rounds, args.threads_list = SMOKE_PRESET, 1, [1]
+        args.sentences, args.batch_one_sentences, args.batch = 8, 2, 4
+    from kseq.presets.catalog import slice_pairs  # no TensorFlow: the committed JSON slice
+
+    sources = [source for source, _ in slice_pairs(preset)[: args.sentences]]
+    runs = settings_runs(sources, args.batch_one_sentences, args.batch)
+    started = time.perf_counter()
+    rounds = {f"{engine}/{threads}": [] for threads in args.threads_list for engine in ENGINES}
+    with tempfile.TemporaryDirectory() as folder:
+        paths = prepare(folder, preset, BEAMS)
+        for _ in range(args.rounds):
+            for threads in args.threads_list:
+                for engine in ENGINES:
+                    rounds[f"{engine}/{threads}"].append(
+                        run_engine(engine, threads, runs, paths, preset))
+    summary = summarise(rounds, runs)
+    result = {"preset": preset, "sentences": len(sources),
+              "batch_one_sentences": args.batch_one_sentences, "batch": args.batch,
+              "rounds": args.rounds, "engines": summary,
+              "ratios_sentences_per_second": ratios(summary, runs, args.threads_list),
+              "seconds": round(time.perf_counter() - started, 1)}
+    harness.write("bench_engines", result, args)
+    return result
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        kseq_child(json.loads(sys.argv[2]))
+        sys.exit(0)
+    sys.exit(0 if main() else 1)
