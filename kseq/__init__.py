@@ -3,7 +3,8 @@
 `import kseq` imports every room (`data`, `decoding`, `layers`, `metrics`,
 `models`, `text`, `zoo`), which registers kseq's Keras classes, so
 `keras.saving.load_model` reads a kseq model after it. The one exception is
-the `kseq` command itself (its console script, or `python -m kseq.cli`): there
+the `kseq` command itself (its console script, or `python -m kseq.cli`, and the
+demo's `python -m kseq.demo`): there
 the rooms are imported on first use, so `kseq --help`, `kseq --version` and
 `kseq presets` answer without loading TensorFlow, and every command that
 loads a model imports them all first (`import_rooms`).
@@ -26,12 +27,15 @@ def import_rooms():
 
 def _is_the_command_line():
     """Whether this process is the `kseq` command: the console script (`.../bin/kseq`,
-    `kseq.exe`) or `python -m kseq.cli` (its `-m kseq.cli` in `sys.orig_argv`)."""
+    `kseq.exe`) or `python -m kseq.cli` (its `-m kseq.cli` in `sys.orig_argv`), or the
+    demo (`python -m kseq.demo`: its launcher prints its child's output, TensorFlow's
+    start-up lines removed, and must not print its own)."""
     script = os.path.basename(sys.argv[0]) if sys.argv else ""
     if script in ("kseq", "kseq.exe", "kseq-script.py"):
         return True
     argv = list(getattr(sys, "orig_argv", ()))
-    return any(argv[i : i + 2] == ["-m", "kseq.cli"] for i in range(len(argv) - 1))
+    return any(argv[i : i + 2] in (["-m", "kseq.cli"], ["-m", "kseq.demo"])
+               for i in range(len(argv) - 1))
 
 
 def __getattr__(name):

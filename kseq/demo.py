@@ -10,10 +10,11 @@
    and scores exact match, BLEU and chrF on 1,000 unseen numbers.
 
 The demo runs itself in a child process and prints the child's output as it
-comes, with TensorFlow's start-up noise removed line by line (the absl
-pre-init warning and the `port.cc` / `cudart_stub.cc` / `cuda_platform.cc`
-lines, which an environment variable cannot silence); every other line,
-warnings included, is shown. `KSEQ_DEMO_FAST=1` runs the same path at tiny
+comes, with TensorFlow's and absl's own log lines removed line by line (the
+absl pre-init warning, the `port.cc` / `cudart_stub.cc` / `cuda_platform.cc`
+start-up lines, which an environment variable cannot silence: the lines the
+`kseq` command drops); every other line, warnings included, is shown. The
+launcher itself imports no TensorFlow, so it prints nothing of its own. `KSEQ_DEMO_FAST=1` runs the same path at tiny
 size (the smoke test); `KSEQ_DEMO_OUTPUT` sets the output folder.
 """
 
@@ -41,7 +42,10 @@ print(json.dumps({"kseq imported": "kseq" in sys.modules,
 
 
 def is_noise(line):
-    return any(marker in line for marker in NOISE)
+    """TensorFlow's and absl's own lines (those the `kseq` command drops, and a few markers)."""
+    from kseq.cli.stderr_filter import is_tensorflow_line  # imports no TensorFlow
+
+    return is_tensorflow_line(line) or any(marker in line for marker in NOISE)
 
 
 def say(message):
@@ -117,6 +121,9 @@ def train_numbers(fast, output):
 
 def child():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import kseq
+
+    kseq.import_rooms()  # `python -m kseq.demo` does not: every class registered, as usual
     fast = os.environ.get("KSEQ_DEMO_FAST") == "1"
     output = os.environ.get("KSEQ_DEMO_OUTPUT", os.path.join("runs", "demo"))
     model = translate_with_the_preset(fast)
