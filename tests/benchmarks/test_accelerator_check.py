@@ -1,8 +1,8 @@
 """`benchmarks/accelerator_check.sh --cpu --tiny`: the accelerator check's smoke run.
 
 It trains the tiny recipe a few steps in float32 and mixed_bfloat16 through
-`kseq.training.train(strategy="auto")`, decodes greedy and beam 4, exports and
-serves the export in a fresh process; every step prints one JSON line and the
+`kseq.training.train(strategy="auto")`, decodes greedy and beam 4, exports (greedy)
+and serves the export in a fresh process; every step prints one JSON line and the
 script exits 0.
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 from fresh_process import ENV
 
-pytestmark = pytest.mark.slow  # ~25 s on a quiet 2-core CPU (three TensorFlow processes' work)
+pytestmark = pytest.mark.slow  # ~48 s on a shared 2-core CPU (two TensorFlow processes)
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "accelerator_check.sh")
 

@@ -26,7 +26,11 @@ def _no_warnings():
 
 @pytest.mark.slow
 def test_bench_translator_runs_tiny(tmp_path):
-    """Only that the benchmark still runs and reports every ratio: no timing asserts."""
+    """Only that the benchmark still runs and reports every ratio: no timing asserts.
+
+    The smoke run: kseq's side in the benchmark's own process, the peer's in a child,
+    one timed repeat per search, a 512² matmul (`bench_translator.SMOKE`).
+    """
     output = tmp_path / "bench.json"
     done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks/bench_translator.py"),
                            "--smoke", "--json", str(output)], capture_output=True, text=True,
