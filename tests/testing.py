@@ -312,7 +312,9 @@ for export_dir, requests in exports:
     every.append(answers)
 for answers in every:
     answers["kseq_loaded"] = "kseq" in sys.modules
-print(json.dumps(every))
+print(json.dumps(every), flush=True)
+import os
+os._exit(0)  # all is printed: TensorFlow's interpreter teardown (0.5-4 s) checks nothing
 """
 
 
