@@ -1,4 +1,5 @@
 import os
+import random
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -9,9 +10,19 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _seeded():
+@pytest.fixture(scope="session", autouse=True)
+def _tensorflow_seeded():
+    """TensorFlow's global seed, once per worker: setting it clears TensorFlow's kernel
+    caches, so every compiled function's next call pays its set-up again (0.03 s -> 3-5 s
+    for a tiny captioner's greedy search), and a test using a shared model would pay it
+    for each function it calls. A test that needs the seed at a point sets it itself."""
     keras.utils.set_random_seed(1234)
+
+
+@pytest.fixture(autouse=True)
+def _seeded(_tensorflow_seeded):
+    # Keras draws the seeds of initializers and dropout layers from Python's `random`.
+    random.seed(1234)
     np.random.seed(1234)
     yield
     keras.config.set_dtype_policy("float32")

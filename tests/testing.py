@@ -241,7 +241,8 @@ def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_routes=True):
+def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_routes=True,
+                  real_rows_step=True):
     """What every task model passes (see tests/models/ and the translator tests).
 
     Args:
@@ -251,6 +252,8 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
         boundaries: the bucket lengths of the training batches.
         input_routes: also check the three input routes (off where another
             model with the same preprocessor class already did).
+        real_rows_step: also check the real-rows train step against Keras's
+            (off where another model took the same decoder path through it).
 
     Checks: `trained` reproduces the targets; the `.keras` round trip predicts
     the same; step-by-step logits equal teacher-forced ones (tasks with a step
@@ -271,7 +274,8 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
         check_steps_reproduce_forward(trained, examples[:4])
     if input_routes:
         check_input_routes(build(), examples[:16], list(boundaries))
-    check_real_rows_step_equals_keras_step(build, examples, max(boundaries))
+    if real_rows_step:
+        check_real_rows_step_equals_keras_step(build, examples, max(boundaries))
 
 
 

@@ -24,10 +24,16 @@ def rnn_translator(arch, cell):
                                num_layers=layers, recipe=RECIPE)
 
 
-def overfit(arch, cell, steps=150):
-    # Every arch reproduces the 20 pairs (greedy and beam 4) from step 90 on (attention-lstm;
-    # the others from 50-70); the pairs are at most 14 tokens long, so one bucket of 16
-    # halves each step and the trace.
+# Each arch reproduces the 20 pairs (greedy and beam 4) from step 90 on (attention-lstm), 70
+# (attention-gru, rnn-gru) or 50 (conv-glu), and trains about 1.45 times as long, for other
+# CPUs' rounding.
+OVERFIT_STEPS = {("attention", "lstm"): 130, ("attention", "gru"): 100, ("rnn", "gru"): 100,
+                 ("conv", "glu"): 75}
+
+
+def overfit(arch, cell):
+    # The pairs are at most 14 tokens long, so one bucket of 16 halves each step and the trace.
+    steps = OVERFIT_STEPS[(arch, cell)]
     keras.utils.set_random_seed(0)
     model = build_optimizer(rnn_translator(arch, cell))
     pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
@@ -44,6 +50,14 @@ def overfit_rnn(request, shared_models):
     return shared_models.get(f"translator-{arch}-{cell}", lambda: overfit(arch, cell))
 
 
+# The task test's last check, kseq's real-rows train step against Keras's own, goes through
+# the model's hidden_states, the one part of it that differs between archs: attention-gru
+# takes RnnDecoder's attention branch, rnn-gru its stacked GRU layers, conv-glu ConvDecoder.
+# attention-lstm (the attention branch again, with LSTM cells) leaves it out to keep the
+# suite's time.
+REAL_ROWS_STEP = [a for a in ARCHS if a != ("attention", "lstm")]
+
+
 @pytest.mark.slow
 def test_every_recurrent_and_conv_translator_passes_the_task_test(overfit_rnn, request):
     arch, cell = request.node.callspec.params["overfit_rnn"]
@@ -51,7 +65,7 @@ def test_every_recurrent_and_conv_translator_passes_the_task_test(overfit_rnn, r
     # task test checks them: left out here to keep the suite's time.
     run_task_test(overfit_rnn, lambda: rnn_translator(arch, cell), PAIRS, boundaries=(32,),
                   predict=lambda model, texts: model.translate(texts, beam_size=1),
-                  input_routes=False)
+                  input_routes=False, real_rows_step=(arch, cell) in REAL_ROWS_STEP)
     targets = [t for _, t in PAIRS]
     assert overfit_rnn.translate([s for s, _ in PAIRS], beam_size=4) == targets
 
@@ -63,8 +77,9 @@ EXPORTED = [a for a in ARCHS if a != ("attention", "lstm")]
 
 @pytest.fixture(scope="module")
 def round_trips_and_exports(shared_models, tmp_path_factory):
-    """Each exported arch: its `.keras` copy's and its own beam-2 outputs, and what its
-    export (written from the copy) serves; one fresh process serves every export."""
+    """Each exported arch: its `.keras` copy's and its own beam-4 outputs (the task test
+    compiled its own beam-4 search), and what its export (written from the copy) serves; one
+    fresh process serves every export."""
     root = tmp_path_factory.mktemp("rnn_exports")
     sources = [s for s, _ in PAIRS[:5]]
     outputs, exports = {}, {}
@@ -73,8 +88,8 @@ def round_trips_and_exports(shared_models, tmp_path_factory):
         model = shared_models.get(f"translator-{name}", lambda: overfit(arch, cell))
         model.save(root / f"{name}.keras")
         restored = keras.saving.load_model(root / f"{name}.keras")
-        outputs[name] = (restored.translate(sources, beam_size=2),
-                         model.translate(sources, beam_size=2))
+        outputs[name] = (restored.translate(sources, beam_size=4),
+                         model.translate(sources, beam_size=4))
         export = str(root / name / "1")
         restored.export(export, beam_size=4, n_best=2)
         exports[name] = (export, {"texts": ("serving_default", {"text": sources + [""]})})
