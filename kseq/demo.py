@@ -121,9 +121,9 @@ def train_numbers(fast, output):
 
 def child():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import kseq
-
-    kseq.import_rooms()  # `python -m kseq.demo` does not: every class registered, as usual
+    # What `import kseq` does elsewhere (`python -m kseq.demo` skips it): every room, so
+    # every kseq class is registered with Keras.
+    from kseq import data, decoding, layers, metrics, models, text, zoo  # noqa: F401
     fast = os.environ.get("KSEQ_DEMO_FAST") == "1"
     output = os.environ.get("KSEQ_DEMO_OUTPUT", os.path.join("runs", "demo"))
     model = translate_with_the_preset(fast)
