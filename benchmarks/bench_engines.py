@@ -1,7 +1,7 @@
 """One preset's weights through four engines, each in a fresh process: speed, memory, agreement.
 
-    .venv/bin/python benchmarks/bench_engines.py             # ~12 min on a quiet 2-core CPU
-    .venv/bin/python benchmarks/bench_engines.py --threads-list 1 --rounds 1   # ~3 min
+    .venv/bin/python benchmarks/bench_engines.py --threads-list 1   # ~6 min on a quiet 2-core CPU
+    .venv/bin/python benchmarks/bench_engines.py             # one and two threads: ~15 min
 
 The engines, on the same `libreoffice_en_fr_transformer` weights and the same
 committed slice paragraphs:
@@ -10,7 +10,8 @@ committed slice paragraphs:
   compiled, compacting search, no XLA);
 - `kseq_export`: kseq's SavedModel exports (`serving_default`, one export per
   beam size: the search is fixed at export) loaded by plain TensorFlow in a
-  process that never imports kseq, as TF Serving runs them;
+  process that never imports kseq, as TF Serving runs them, sent the same
+  length-sorted batches `translate()` makes;
 - `ct2_float32` and `ct2_int8`: the CTranslate2 export (`kseq export --format
   ctranslate2`) through `kseq.zoo.translator(folder, compute_type=...)`: kseq's
   own tokenizer around CTranslate2's `translate_batch`.
@@ -59,10 +60,15 @@ served = {beam: tf.saved_model.load(path).signatures["serving_default"]
           for beam, path in settings["exports"].items()}
 
 def run(beam, texts, batch):
-    outputs = []
+    # Batches of similar lengths, as `translate()` cuts them (sorted by characters): a
+    # client's choice, made the same on both sides.
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    outputs = [None] * len(texts)
     for start in range(0, len(texts), batch):
-        out = served[beam](text=tf.constant(texts[start:start + batch]))
-        outputs += [row[0].decode("utf-8") for row in out["text"].numpy()]
+        rows = order[start:start + batch]
+        out = served[beam](text=tf.constant([texts[i] for i in rows]))
+        for i, row in zip(rows, out["text"].numpy()):
+            outputs[i] = row[0].decode("utf-8")
     return outputs
 
 results = {}
