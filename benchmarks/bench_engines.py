@@ -24,7 +24,7 @@ batch first (tracing, warm kernels), then timed once. The processes are alternat
 engine by engine within a round, `--rounds` rounds; the figures are medians over the
 rounds. Reported per engine and setting: sentences/s, the process's peak RSS (after
 loading and every search), ms per output word (wall time over the output's words
-plus one end token each: the same count for every engine), the outputs' agreement
+plus one end token each, counted on each engine's own output), the outputs' agreement
 with `kseq` (share of identical strings; CTranslate2's beam search normalises by
 `L^0.6`, kseq's default by GNMT's), and the load average at each process's start.
 
@@ -200,6 +200,9 @@ def main(argv=None):
                         help="slice paragraphs for the batch-1 runs")
     parser.add_argument("--batch", type=int, default=64, help="the large batch")
     args = harness.parse(parser, argv, keras=False)
+    if args.batch < 2:  # batch 1 is always run: a second one would replace it
+        parser.error(f"--batch must be at least 2 (batch 1 is run anyway). Received: "
+                     f"--batch {args.batch}")
     preset = PRESET
     if args.smoke:
         preset, args.rounds, args.threads_list = SMOKE_PRESET, 1, [1]

@@ -224,12 +224,12 @@ def check_same_start(distribution, start):
     file system) would build a new model while the chief loads its checkpoint: their
     variable broadcasts and steps would not match, and TensorFlow would fail deep
     inside a collective. `start` is this worker's point: a checkpoint's step,
-    `CONTINUED` (a finished `model.keras`) or `NEW`; one all-gather over
+    `CONTINUED` (a finished `model.keras`), `NEW` or `UNUSABLE`; one all-gather over
     `distribution` (the run's `MultiWorkerMirroredStrategy`) compares them.
     """
     import tensorflow as tf
 
-    mine = tf.constant([start], tf.float32)
+    mine = tf.constant([start], tf.float64)  # exact for any step count
 
     def every_start():  # one per replica (ReduceOp has no MAX or MIN: gather them all)
         return tf.distribute.get_replica_context().all_gather(mine, axis=0)
@@ -246,12 +246,13 @@ def check_same_start(distribution, start):
                         f"Received: {os.environ.get('TF_CONFIG', '')}")
 
 
-NEW, CONTINUED = -2, -1  # `check_same_start`'s points that are not a checkpoint's step
+# `check_same_start`'s points that are not a checkpoint's step.
+UNUSABLE, NEW, CONTINUED = -3, -2, -1
 
 
 def _start_name(start):
-    return {NEW: "a new model", CONTINUED: "continuing the finished model.keras"}.get(
-        start, f"the checkpoint at step {start}")
+    return {NEW: "a new model", CONTINUED: "continuing the finished model.keras",
+            UNUSABLE: "no usable checkpoint"}.get(start, f"the checkpoint at step {start}")
 
 
 def _peers():

@@ -56,7 +56,8 @@ from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
 from kseq.presets.catalog import is_preset, load_preset_model
 from kseq.presets.keras_archive import check_declared_size
-from kseq.training.distribution import (CONTINUED, NEW, check_multi_worker_environment,
+from kseq.training.distribution import (CONTINUED, NEW, UNUSABLE,
+                                       check_multi_worker_environment,
                                        check_same_start, lost_worker_as_error, make_strategy,
                                        shard_by_data, task_output_folder)
 from kseq.training.multi_worker_workaround import patch_for_multi_worker
@@ -182,13 +183,18 @@ def _start(run, recipe, splits, store):
 
 def _start_point(run, store):
     """Where `_start` will resume, read from the folder without loading anything: the newest
-    valid checkpoint's step, `CONTINUED` (a finished `model.keras`) or `NEW`."""
+    valid checkpoint's step, `CONTINUED` (a finished `model.keras`), `NEW`, or `UNUSABLE`
+    (checkpoints, none valid, and no model.keras: `_start` refuses the folder). A newest
+    checkpoint that validates but fails to load makes `_start` fall back to an older one:
+    not foreseen here (identical folders still agree)."""
     has_model = os.path.isfile(run.file("model_config.json")) or os.path.isfile(run.model_path)
     if store.steps() and has_model:
         latest = CheckpointStore(store.folder, report=lambda line: None).latest()  # quietly
         if latest is not None:
             return int(latest["step"])
-    return CONTINUED if os.path.isfile(run.model_path) else NEW
+    if os.path.isfile(run.model_path):
+        return CONTINUED
+    return UNUSABLE if store.steps() else NEW
 
 
 def _trained_at(run, precision, training):
