@@ -14,7 +14,8 @@ comes, with TensorFlow's and absl's own log lines removed line by line (the
 absl pre-init warning, the `port.cc` / `cudart_stub.cc` / `cuda_platform.cc`
 start-up lines, which an environment variable cannot silence: the lines the
 `kseq` command drops); every other line, warnings included, is shown. The
-launcher itself imports no TensorFlow, so it prints nothing of its own. `KSEQ_DEMO_FAST=1` runs the same path at tiny
+launcher itself imports no TensorFlow, so it prints nothing of its own.
+`KSEQ_DEMO_FAST=1` runs the same path at tiny
 size (the smoke test); `KSEQ_DEMO_OUTPUT` sets the output folder.
 """
 
@@ -23,9 +24,9 @@ import subprocess
 import sys
 import time
 
+from kseq.cli.stderr_filter import is_tensorflow_line  # imports no TensorFlow
+
 PRESET = "libreoffice_en_fr_transformer"
-NOISE = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
-         "port.cc:", "cudart_stub.cc:", "cuda_platform.cc:")
 SENTENCES = ["Click the Save button to save the current document.",
              "Choose Format - Cells and select the Numbers tab.",
              "This function returns the number of characters in a text string.",
@@ -39,13 +40,6 @@ out = served(text=tf.constant(json.loads(sys.argv[2])))
 print(json.dumps({"kseq imported": "kseq" in sys.modules,
                   "text": [row[0].decode() for row in out["text"].numpy()]}))
 """
-
-
-def is_noise(line):
-    """TensorFlow's and absl's own lines (those the `kseq` command drops, and a few markers)."""
-    from kseq.cli.stderr_filter import is_tensorflow_line  # imports no TensorFlow
-
-    return is_tensorflow_line(line) or any(marker in line for marker in NOISE)
 
 
 def say(message):
@@ -146,7 +140,7 @@ def main():
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                bufsize=1, env=env)
     for line in process.stdout:
-        if not is_noise(line):
+        if not is_tensorflow_line(line):  # TensorFlow's and absl's own lines
             sys.stdout.write(line)
             sys.stdout.flush()
     return process.wait()

@@ -158,8 +158,7 @@ def _start(run, recipe, splits, store):
     """
     training = recipe.get("training", {})
     precision = training.get("precision", "float32")
-    has_model = os.path.isfile(run.file("model_config.json")) or os.path.isfile(run.model_path)
-    if store.steps() and has_model:
+    if store.steps() and _has_model(run):
         _check_checkpoint_precision(store, precision)
         if os.path.isfile(run.file("model_config.json")):
             model = _model_from_config(run, recipe, precision)
@@ -187,14 +186,23 @@ def _start_point(run, store):
     (checkpoints, none valid, and no model.keras: `_start` refuses the folder). A newest
     checkpoint that validates but fails to load makes `_start` fall back to an older one:
     not foreseen here (identical folders still agree)."""
-    has_model = os.path.isfile(run.file("model_config.json")) or os.path.isfile(run.model_path)
-    if store.steps() and has_model:
-        latest = CheckpointStore(store.folder, report=lambda line: None).latest()  # quietly
+    if store.steps() and _has_model(run):
+        latest = _quietly_latest(store)
         if latest is not None:
             return int(latest["step"])
     if os.path.isfile(run.model_path):
         return CONTINUED
     return UNUSABLE if store.steps() else NEW
+
+
+def _has_model(run):
+    """Whether the run folder holds a model a checkpoint loads into."""
+    return os.path.isfile(run.file("model_config.json")) or os.path.isfile(run.model_path)
+
+
+def _quietly_latest(store):
+    """`store`'s newest valid checkpoint's metadata (or None), reporting nothing."""
+    return CheckpointStore(store.folder, report=lambda line: None).latest()
 
 
 def _trained_at(run, precision, training):
@@ -207,7 +215,7 @@ def _trained_at(run, precision, training):
 
 def _check_checkpoint_precision(store, precision):
     """A checkpoint holds the optimizer of its precision (a loss scale for mixed_float16)."""
-    latest = CheckpointStore(store.folder, report=lambda line: None).latest()  # quietly
+    latest = _quietly_latest(store)
     recorded = (latest or {}).get("batching", {}).get("precision", "float32")
     if latest is not None and recorded != precision:
         raise KseqError(f"This run's checkpoint was trained in {recorded}; resume it with "
