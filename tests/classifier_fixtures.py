@@ -37,7 +37,9 @@ def build(encoder="transformer", pooling="mean", **options):
                                **{**TINY[encoder], **options})
 
 
-def overfit(encoder="transformer", pooling="mean", steps=80):
+# Every encoder/pooling pair here reproduces the labels after 20-30 steps (measured):
+# 50 leaves a margin.
+def overfit(encoder="transformer", pooling="mean", steps=50):
     keras.utils.set_random_seed(0)
     model = build_optimizer(build(encoder, pooling))
     data = model.preprocessor.training_dataset(EXAMPLES, [16], batch_size=24, shuffle=False)

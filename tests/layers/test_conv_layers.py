@@ -23,8 +23,9 @@ class DecoderBlockOutput(kseq.layers.ConvDecoderBlock):
 @pytest.mark.slow
 @pytest.mark.parametrize("causal", [False, True])
 def test_gated_convolution_harness(causal):
+    # The causal layer's ops hold the other's (and its left padding): XLA compiles that one.
     run_layer_test(kseq.layers.GatedConvolution, {"units": 5, "kernel_size": 3, "causal": causal},
-                   X, (3, 6, 5))
+                   X, (3, 6, 5), xla=causal)
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ def test_rnn_tagger_passes_the_task_test(trained):
 
 
 def test_transformer_tagger_overfits():
-    model = overfit("transformer", steps=200)
+    model = overfit("transformer", steps=140)
     assert tags_of(model, [s for s, _ in EXAMPLES]) == [t for _, t in EXAMPLES]
 
 
