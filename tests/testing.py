@@ -213,11 +213,20 @@ def check_steps_reproduce_forward(model, examples):
         np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
 
 
-def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
+def real_rows_batch(model, examples, boundary):
+    """The batch `check_real_rows_step_equals_keras_step` trains on: five examples in a batch
+    of ten, so padding rows (and padded positions) to skip."""
+    return next(iter(model.preprocessor.training_dataset(examples[:5], [boundary],
+                                                         batch_size=10, shuffle=False)))
+
+
+def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2, batch=None):
     """kseq's real-rows step and Keras's own, on identical copies: same logs and weights.
 
     Compiled with plain SGD: Adam would turn the float noise of zero gradients
-    into full-size steps that differ between summation orders.
+    into full-size steps that differ between summation orders. `batch`: the
+    `real_rows_batch` of a model with the same preprocessor, built once by a
+    caller checking several models (building a training dataset costs 2-4 s).
     """
     keras.utils.set_random_seed(3)
     fast, plain = build(), build()
@@ -227,9 +236,8 @@ def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
         model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.loss,
                       metrics=[MaskedAccuracy(pad_id=model.label_pad_id)])
         build_optimizer(model)
-    # Five examples in a batch of ten: padding rows (and padded positions) to skip.
-    batch = next(iter(fast.preprocessor.training_dataset(examples[:5], [boundary],
-                                                         batch_size=10, shuffle=False)))
+    if batch is None:
+        batch = real_rows_batch(fast, examples, boundary)
     assert float(np.mean(batch[1].numpy() == fast.label_pad_id)) > 0.2
     ranks, project = [], fast.project
     fast.project = lambda states: ranks.append(len(states.shape)) or project(states)
@@ -423,3 +431,28 @@ def run_export_tests(exports, loop=False, timeout=300, failing=()):
         answers.update({name: {"error": failed[name]} for name in requested})
         results[key] = answers
     return results
+
+
+def saved_variables(export_dir):
+    """`{name: value}` of an export's checkpoint, without its object graph entry."""
+    import tensorflow as tf
+
+    prefix = os.path.join(export_dir, "variables", "variables")
+    return {name: tf.train.load_variable(prefix, name)
+            for name, _ in tf.train.list_variables(prefix)
+            if name != "_CHECKPOINTABLE_OBJECT_GRAPH"}
+
+
+def check_export_holds_weights_only(model, export_dir):
+    """The export of `model` (compiled, its optimizer state made: Adam's slots and iteration
+    count) holds exactly the model's weights, with the model's values, and nothing under
+    `optimizer`; the model keeps its own optimizer. (tests/export/test_export_variables.py.)"""
+    assert len(model.optimizer.variables) > 2 * len(model.trainable_variables)
+    saved = saved_variables(export_dir)
+    assert [name for name in saved if "optimizer" in name] == []
+    weights = [w.numpy() for w in model.weights]
+    assert len(saved) == len(weights) > 0
+    for name, value in saved.items():  # each one of the model's weights, trained values
+        assert any(w.shape == value.shape and np.array_equal(w, value) for w in weights), name
+    assert sorted(v.shape for v in saved.values()) == sorted(w.shape for w in weights)
+    assert model.optimizer.variables  # the model keeps its own optimizer

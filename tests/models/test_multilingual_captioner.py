@@ -29,13 +29,14 @@ def bilingual():
                                **{**TINY, "max_target_length": 14})
     data = model.preprocessor.training_dataset(splits["train"], [14], batch_size=32,
                                                shuffle=False)
-    # Both languages come back exactly (greedy) from step 75 on: twice that here.
-    build_optimizer(model).fit(data.cache().repeat(150), epochs=1, steps_per_epoch=150,
+    # Both languages come back exactly (greedy) from step 75 on: about 1.45 times that here,
+    # for other CPUs' rounding (as the translator overfits).
+    build_optimizer(model).fit(data.cache().repeat(110), epochs=1, steps_per_epoch=110,
                                verbose=0)
     return model
 
 
-@pytest.mark.slow  # a 150-step overfit: ~20 s
+@pytest.mark.slow  # a 110-step overfit: ~15 s
 def test_the_tag_chooses_the_caption_language(bilingual):
     images = [png for png, _ in EXAMPLES[:6]]
     assert bilingual.languages == ["en", "fr"]

@@ -1,10 +1,14 @@
+import contextlib
+import json
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import kseq
-from testing import build_optimizer, run_export_tests, run_task_test
+from testing import (build_optimizer, check_real_rows_step_equals_keras_step,
+                     real_rows_batch, run_export_tests, run_task_test)
 from translator_fixtures import PAIRS
 
 ARCHS = [("attention", "gru"), ("attention", "lstm"), ("rnn", "gru"), ("conv", "glu")]
@@ -31,22 +35,40 @@ OVERFIT_STEPS = {("attention", "lstm"): 130, ("attention", "gru"): 100, ("rnn", 
                  ("conv", "glu"): 75}
 
 
+_OVERFIT_BATCHES = {}
+
+
+def _tokenizers_key(model):
+    return json.dumps([model.source_tokenizer.get_config(), model.target_tokenizer.get_config()],
+                      sort_keys=True)
+
+
+def _overfit_batch(model):
+    """The one batch an overfit trains on (all 20 pairs, padded to one bucket of 16), built
+    once for every arch with the same tokenizers (all four here): tokenising and bucketing
+    the pairs again would give the same tensors, so each overfit pays its train step's trace
+    and its steps only."""
+    key = _tokenizers_key(model)
+    if key not in _OVERFIT_BATCHES:
+        pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer,
+                                                 model.target_tokenizer, 32, 32)
+        (_OVERFIT_BATCHES[key],) = pre.training_dataset(PAIRS, [16], batch_size=20,
+                                                        shuffle=False)
+    return _OVERFIT_BATCHES[key]
+
+
 def overfit(arch, cell):
     # The pairs are at most 14 tokens long, so one bucket of 16 halves each step and the trace.
     steps = OVERFIT_STEPS[(arch, cell)]
     keras.utils.set_random_seed(0)
     model = build_optimizer(rnn_translator(arch, cell))
-    pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
-                                             32, 32)
-    data = pre.training_dataset(PAIRS, [16], batch_size=20, shuffle=False).cache()
-    model.fit(data.repeat(steps), epochs=1, verbose=0)
+    batch = _overfit_batch(model)
+    model.fit(tf.data.Dataset.from_tensors(batch).repeat(steps), epochs=1, verbose=0)
     return model
 
 
-@pytest.fixture(scope="module", params=ARCHS, ids=["-".join(a) for a in ARCHS])
-def overfit_rnn(request, shared_models):
-    # Trained once per run: the export test below asks for the same models again.
-    arch, cell = request.param
+def overfit_rnn(shared_models, arch, cell):
+    """The arch's overfit model, trained once per run (the coverage test asks for one too)."""
     return shared_models.get(f"translator-{arch}-{cell}", lambda: overfit(arch, cell))
 
 
@@ -56,54 +78,62 @@ def overfit_rnn(request, shared_models):
 # attention-lstm (the attention branch again, with LSTM cells) leaves it out to keep the
 # suite's time.
 REAL_ROWS_STEP = [a for a in ARCHS if a != ("attention", "lstm")]
-
-
-@pytest.mark.slow
-def test_every_recurrent_and_conv_translator_passes_the_task_test(overfit_rnn, request):
-    arch, cell = request.node.callspec.params["overfit_rnn"]
-    # The input routes are the preprocessor's, the same class as the Transformer's, whose
-    # task test checks them: left out here to keep the suite's time.
-    run_task_test(overfit_rnn, lambda: rnn_translator(arch, cell), PAIRS, boundaries=(32,),
-                  predict=lambda model, texts: model.translate(texts, beam_size=1),
-                  input_routes=False, real_rows_step=(arch, cell) in REAL_ROWS_STEP)
-    targets = [t for _, t in PAIRS]
-    assert overfit_rnn.translate([s for s, _ in PAIRS], beam_size=4) == targets
-
-
 # attention-lstm shares every export code path with attention-gru; leaving it out here
 # keeps the suite inside its time budget.
 EXPORTED = [a for a in ARCHS if a != ("attention", "lstm")]
 
 
-@pytest.fixture(scope="module")
-def round_trips_and_exports(shared_models, tmp_path_factory):
-    """Each exported arch: its `.keras` copy's and its own beam-4 outputs (the task test
-    compiled its own beam-4 search), and what its export (written from the copy) serves; one
-    fresh process serves every export."""
-    root = tmp_path_factory.mktemp("rnn_exports")
-    sources = [s for s, _ in PAIRS[:5]]
-    outputs, exports = {}, {}
-    for arch, cell in EXPORTED:
-        name = f"{arch}-{cell}"
-        model = shared_models.get(f"translator-{name}", lambda: overfit(arch, cell))
-        model.save(root / f"{name}.keras")
-        restored = keras.saving.load_model(root / f"{name}.keras")
-        outputs[name] = (restored.translate(sources, beam_size=4),
-                         model.translate(sources, beam_size=4))
-        export = str(root / name / "1")
-        restored.export(export, beam_size=4, n_best=2)
-        exports[name] = (export, {"texts": ("serving_default", {"text": sources + [""]})})
-    served = run_export_tests(exports, loop=True)
-    return {name: (*outputs[name], served[name]["texts"]) for name in exports}
+@contextlib.contextmanager
+def case(name):
+    """Names the arch of a failing check (the archs run in one test body)."""
+    try:
+        yield
+    except AssertionError as error:
+        raise AssertionError(f"[{name}] {error}") from error
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("arch", EXPORTED, ids=["-".join(a) for a in EXPORTED])
-def test_keras_round_trip_and_export_parity_in_fresh_process(round_trips_and_exports, arch):
-    restored, original, served = round_trips_and_exports["-".join(arch)]
-    assert restored == original
-    assert [row[0] for row in served["text"][:5]] == [t for _, t in PAIRS[:5]]
-    assert served["text"][5] == ["", ""]
+def test_every_recurrent_and_conv_translator_passes_the_task_test_and_serves_it(
+        shared_models, tmp_path):
+    """Each arch: the task test (its `.keras` round trip included) and beam 4 reproducing
+    the pairs; all but attention-lstm check beam 4 through an export written from the task
+    test's `.keras` copy (which must serve the pairs' translations: the original's), and
+    one fresh process without kseq serves every export.
+
+    One test body for the four archs: each export is written from the task test's own
+    `.keras` copy (a second round trip would check nothing more), and the real-rows step's
+    batch is built once (the archs share their tokenizers)."""
+    sources, targets = [s for s, _ in PAIRS], [t for _, t in PAIRS]
+    exports, batches = {}, {}
+    for arch, cell in ARCHS:
+        name = f"{arch}-{cell}"
+        with case(name):
+            model = overfit_rnn(shared_models, arch, cell)
+            build = lambda: rnn_translator(arch, cell)  # noqa: E731
+            # The input routes are the preprocessor's, the same class as the Transformer's,
+            # whose task test checks them: left out here to keep the suite's time.
+            restored = run_task_test(
+                model, build, PAIRS, boundaries=(32,),
+                predict=lambda model, texts: model.translate(texts, beam_size=1),
+                input_routes=False, real_rows_step=False)
+            if (arch, cell) in REAL_ROWS_STEP:  # run_task_test's last check, on a shared batch
+                key = _tokenizers_key(model)
+                if key not in batches:
+                    batches[key] = real_rows_batch(model, PAIRS, 32)
+                check_real_rows_step_equals_keras_step(build, PAIRS, 32, batch=batches[key])
+            if (arch, cell) not in EXPORTED:
+                assert model.translate(sources, beam_size=4) == targets
+                continue
+            export = str(tmp_path / name / "1")
+            restored.export(export, beam_size=4, n_best=2)
+            exports[name] = (export, {"texts": ("serving_default", {"text": sources + [""]})})
+    served = run_export_tests(exports, loop=True)
+    for name in exports:
+        with case(name):
+            served_text = served[name]["texts"]["text"]
+            # The `.keras` copy's beam 4, served: the original's (the targets).
+            assert [row[0] for row in served_text[:-1]] == targets
+            assert served_text[-1] == ["", ""]
 
 
 @pytest.mark.slow
@@ -112,7 +142,7 @@ def test_unknown_arch_and_coverage_reads_attention(shared_models):
         kseq.models.build_translator("cnn", kseq.text.WordTokenizer.build_vocabulary(["a"]),
                                      kseq.text.WordTokenizer.build_vocabulary(["a"]))
     # The task test's model (trained once per run): any attention model's weights sum to 1.
-    model = shared_models.get("translator-attention-gru", lambda: overfit("attention", "gru"))
+    model = overfit_rnn(shared_models, "attention", "gru")
     ids = model.source_ids_for(["one", "two hundred"])
     memory = model.encode(ids)
     _, state = model.step(tf.fill([2], 2), model.initial_state(memory), memory, 0)
