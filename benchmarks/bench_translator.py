@@ -53,12 +53,14 @@ import time
 
 import harness  # benchmarks/harness.py, before TensorFlow
 from translator_setup import (EXAMPLE_LENGTH, SIZES, bucketed_batches,  # noqa: F401
-                              build_data, kseq_model, padded_batches, real_tokens)
+                              build_data, flops_per_token, kseq_model, matmul_flops,
+                              padded_batches, prebuilt, real_tokens)
 
 # The smoke run (--smoke / --tiny): the same code path with less of each. One timed
 # repeat per search, two step calls per position, the keras.io loop cut at the forced
-# length, a 512² matmul; the parent, which loads nothing else, runs kseq's side itself
-# (so its peak memory is still kseq's alone) and starts only the peer's process.
+# length, a 512² matmul; the parent runs both sides itself, kseq's first (so its peak
+# memory is still kseq's alone; the peer's is then both sides', a figure the smoke run
+# only reports): no second process to start (TensorFlow and keras-hub, ~6 s).
 SMOKE = dict(repeats=1, step_calls=2, example_tokens=SIZES["tiny"]["forced_length"],
              matmul_size=512, matmul_calls=2)
 
@@ -100,7 +102,7 @@ def peer_model(size):
                   jit_compile=False)
     model.parts = dict(source_embedding=source_embedding, target_embedding=target_embedding,
                        encoders=encoders, decoders=decoders, head=head)
-    return model
+    return prebuilt(model, size)
 
 
 # === Timing ===
@@ -375,7 +377,7 @@ def run_side(side, size, peer_xla=False, bf16=False):
     decode = kseq_decoding if side == "kseq" else peer_decoding
     result["decoding"] = decode(model, source, size)
     if side == "kseq":
-        result["flops_per_real_token"] = flops_per_token(model, size)
+        result["flops_per_real_token"] = flops_per_token(size)
     result["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     if side == "peer" and peer_xla:
         result["decoding_xla"] = peer_decoding(model, source, size, xla=True)
@@ -393,30 +395,6 @@ def run_side(side, size, peer_xla=False, bf16=False):
                          "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
                          "cpus": os.cpu_count()}
     return result
-
-
-def flops_per_token(model, size):
-    """Training FLOPs per real token: 6 × the weights one token meets (attention scores ignored)."""
-    d, f, layers, vocab = size["width"], size["ff"], size["layers"], size["vocab"]
-    encoder = layers * (4 * d * d + 2 * d * f)
-    decoder = layers * (4 * d * d + 4 * d * d + 2 * d * f) + d * vocab
-    return {"source": 6 * encoder, "target": 6 * decoder,
-            "formula": "source 6·L(4d²+2df); target 6·(L(8d²+2df)+dV); "
-                       "average over the timed tokens' source/target mix"}
-
-
-def matmul_flops(n=2048, calls=10):
-    """The machine's practical limit: FLOP/s of an `n`² fp32 matmul (2048²; smoke: 512²)."""
-    import tensorflow as tf
-
-    a, b = tf.random.normal([n, n]), tf.random.normal([n, n])
-    fn = tf.function(tf.matmul)
-    fn(a, b).numpy()
-    started = time.perf_counter()
-    for _ in range(calls):
-        out = fn(a, b)
-    out.numpy()
-    return 2 * n ** 3 * calls / (time.perf_counter() - started)
 
 
 def efficiency(timing, flops_per_token, limit):
@@ -445,8 +423,9 @@ def main(argv=None):
         return 0
     sides = {}
     for side in ("kseq", "peer"):
-        if args.tiny and side == "kseq":  # a round trip through JSON, as from a child
-            sides[side] = json.loads(json.dumps(run_side(side, size, bf16=args.bf16)))
+        if args.tiny:  # in this process (kseq first); a round trip through JSON, as from a child
+            sides[side] = json.loads(json.dumps(run_side(side, size, args.peer_xla and
+                                                         side == "peer", args.bf16)))
             continue
         command = [sys.executable, os.path.abspath(__file__), "--side", side]
         command += (["--tiny"] if args.tiny else []) + (["--peer-xla"] if args.peer_xla else [])

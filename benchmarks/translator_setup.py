@@ -8,10 +8,13 @@ keras-hub's layout (so kseq and its peer train the same function the same way).
 SIZES = {
     "default": dict(layers=1, width=256, ff=2048, heads=8, vocab=15000, batch=64,
                     train_steps=120, timed_steps=30, forced_length=40, max_source=24,
-                    example_sentences=8),
+                    example_sentences=8, train_pairs=6000),
     "tiny": dict(layers=1, width=16, ff=32, heads=2, vocab=200, batch=8,
                  train_steps=4, timed_steps=2, forced_length=6, max_source=24,
                  example_sentences=1,
+                 # Enough pairs for its few batches of each shape (6,000: 2 s to draw and read),
+                 # and the optimizer built before the first step (`prebuilt`): untimed warm-up.
+                 train_pairs=600, prebuilt_optimizer=True,
                  # The smoke run checks the XLA path once, not each search's compilation.
                  xla_searches=("greedy_natural",), xla_train_one_shape=True),
 }
@@ -27,7 +30,8 @@ def build_data(size):
     from kseq.data import numbers_dataset
     from kseq.text import WordTokenizer
 
-    pairs = numbers_dataset("fr", train_size=6000, valid_size=0, test_size=200)
+    pairs = numbers_dataset("fr", train_size=size.get("train_pairs", 6000), valid_size=0,
+                            test_size=200)
     words = WordTokenizer.build_vocabulary([s for p in pairs["train"] for s in p])
     filler = [f"<unused_{i}>" for i in range(size["vocab"] - words.vocabulary_size)]
     tokenizer = WordTokenizer(words.vocabulary + filler)
@@ -80,6 +84,15 @@ def real_tokens(batch):
     return int((src > 0).sum() + (lab > 0).sum())
 
 
+def prebuilt(model, size):
+    """`model` with its optimizer's variables made now when `size` says so (the tiny size):
+    Keras makes them inside the first step's trace and then traces that step again, so the
+    first step traces once. Only the untimed warm-up changes (values: zeros, step 0)."""
+    if size.get("prebuilt_optimizer"):
+        model.optimizer.build(model.trainable_variables)
+    return model
+
+
 def kseq_model(tokenizer, size, dtype=None):
     import keras
 
@@ -94,4 +107,32 @@ def kseq_model(tokenizer, size, dtype=None):
         scale_embeddings=False, embedding_dropout=0.0, activation_dropout=0.0, dtype=dtype)
     model.compile(optimizer=keras.optimizers.Adam(1e-3),
                   loss=kseq.metrics.MaskedSparseCrossEntropy(0.0), jit_compile=False)
-    return model
+    return prebuilt(model, size)
+
+
+# === The arithmetic limit: what a training figure is a fraction of ===
+
+def flops_per_token(size):
+    """Training FLOPs per real token: 6 × the weights one token meets (attention scores ignored)."""
+    d, f, layers, vocab = size["width"], size["ff"], size["layers"], size["vocab"]
+    encoder = layers * (4 * d * d + 2 * d * f)
+    decoder = layers * (4 * d * d + 4 * d * d + 2 * d * f) + d * vocab
+    return {"source": 6 * encoder, "target": 6 * decoder,
+            "formula": "source 6·L(4d²+2df); target 6·(L(8d²+2df)+dV); "
+                       "average over the timed tokens' source/target mix"}
+
+
+def matmul_flops(n=2048, calls=10):
+    """The machine's practical limit: FLOP/s of an `n`² fp32 matmul (2048²; smoke: 512²)."""
+    import time
+
+    import tensorflow as tf
+
+    a, b = tf.random.normal([n, n]), tf.random.normal([n, n])
+    fn = tf.function(tf.matmul)
+    fn(a, b).numpy()
+    started = time.perf_counter()
+    for _ in range(calls):
+        out = fn(a, b)
+    out.numpy()
+    return 2 * n ** 3 * calls / (time.perf_counter() - started)

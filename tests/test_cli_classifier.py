@@ -10,11 +10,12 @@ from kseq.cli import main
 
 pytestmark = pytest.mark.slow  # one tiny training run: ~15 s
 
-# 10 epochs (30 before) already score every test-split example right.
+# Every validation and test example is scored right from the first epoch on (loss 0.003
+# after the third): 4 epochs (10 before, 30 before that), each about a second.
 RECIPE = {"task": "classifier", "tokenizer": {"kind": "word"},
           "model": {"encoder": "rnn", "pooling": "attention", "hidden_dim": 16,
                     "max_length": 16, "dropout": 0.0},
-          "training": {"epochs": 10, "boundaries": [16], "batch_size": 16,
+          "training": {"epochs": 4, "boundaries": [16], "batch_size": 16,
                        "peak_learning_rate": 0.01, "warmup_steps": 10, "label_smoothing": 0.0}}
 
 

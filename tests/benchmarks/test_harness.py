@@ -28,7 +28,7 @@ SMOKE = ["bench_search", "bench_step_cache", "bench_epoch_order_pipeline", "benc
 # Need data, a model or a second tree not available here: --help and the source checks.
 # bench_captioner's smoke run works offline but takes ~35 s (four searches traced), and
 # bench_engines's about a minute (six fresh TensorFlow processes): --help here.
-HELP_ONLY = ["bench_captioner", "bench_ctranslate2", "bench_engines", "bench_decode_libreoffice",
+HELP_ONLY = ["bench_captioner", "bench_scaling", "bench_ctranslate2", "bench_engines", "bench_decode_libreoffice",
              "bench_multi_worker_scaling", "bench_decode_same_weights", "bench_export", "bench_onmt_config",
              "bench_real_rows_train_step", "bench_translator", "quality_classifiers",
              "quality_emoji_captions", "quality_kanji_radicals", "quality_libreoffice",

@@ -1,4 +1,9 @@
-"""The exported captioner: image bytes in, captions out, bad rows flagged, in a fresh process."""
+"""The exported captioner: image bytes in, captions out, bad rows flagged, in a fresh process.
+
+One export serves every test here: `kseq export` of a run folder holding the shared overfit
+captioner as `model.keras` (optimizer state and all), as `kseq train` leaves it, so it also
+checks the command on a captioner and that the export holds no optimizer state.
+"""
 
 import json
 import os
@@ -8,16 +13,29 @@ import pytest
 import tensorflow as tf
 
 from captioner_fixtures import captions, decoded, images, overfit_captioner, rgba_png  # noqa: F401
-from testing import run_export_test
+from testing import check_export_holds_weights_only, run_export_test
 
 pytestmark = pytest.mark.slow  # an overfit, an export and a child process: ~40 s
 
 
 @pytest.fixture(scope="module")
 def exported(overfit_captioner, tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("export") / "captioner" / "1")
-    overfit_captioner.export(path, beam_size=4, n_best=2)
+    from kseq.cli import main
+
+    root = tmp_path_factory.mktemp("export")
+    (root / "run").mkdir()
+    overfit_captioner.save(str(root / "run" / "model.keras"))
+    assert main(["export", str(root / "run"), "--output", str(root / "serving" / "captioner"),
+                 "--beam", "4", "--n-best", "2", "--quiet"]) == 0
+    path = str(root / "serving" / "captioner" / "1")
+    assert os.path.isfile(os.path.join(path, "saved_model.pb"))
     return path
+
+
+def test_the_export_holds_the_weights_and_no_optimizer_state(overfit_captioner, exported):
+    """tests/export/test_export_variables.py's check, on this export (its model.keras held
+    the captioner's optimizer state)."""
+    check_export_holds_weights_only(overfit_captioner, exported)
 
 
 def _jpeg(model, png):

@@ -1,4 +1,9 @@
-"""The exported classifier: strings in, labels out, in a fresh process without kseq."""
+"""The exported classifier: strings in, labels out, in a fresh process without kseq.
+
+The classifier is the shared overfit Transformer one (tests/models/test_sequence_classifier.py
+trains it once per run). A recurrent encoder's export is served by test_tagger_export.py, and
+`kseq export` of a recurrent classifier is tests/test_cli_classifier.py's.
+"""
 
 import numpy as np
 import pytest
@@ -7,12 +12,13 @@ import kseq
 from classifier_fixtures import EXAMPLES, overfit
 from testing import run_export_test
 
-pytestmark = pytest.mark.slow  # an overfit, an export and a child process: ~25 s
+pytestmark = pytest.mark.slow  # an overfit (shared), an export and a child process: ~25 s
 
 
 @pytest.fixture(scope="module")
-def trained():
-    return overfit("rnn", "attention")
+def trained(shared_models):
+    return shared_models.get("classifier-transformer-attention",  # the classifier tests' model
+                             lambda: overfit("transformer", "attention"))
 
 
 def test_served_labels_equal_predict_labels(trained, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from fresh_process import ENV
-from testing import check_served_ops, run_export_test
+from testing import check_export_holds_weights_only, check_served_ops, run_export_test
 from translator_fixtures import PAIRS
 
 LONG = " ".join(["seven"] * 60)
@@ -21,6 +21,12 @@ def exported(overfit_translator, tmp_path_factory):
     return path
 
 
+
+
+@pytest.fixture(scope="module")
+def loaded(exported):
+    """`exported` loaded in this process, once (seconds: its search functions are restored)."""
+    return tf.saved_model.load(exported)
 
 
 @pytest.mark.slow
@@ -68,8 +74,8 @@ def test_assets_metadata_and_cli_listing(exported):
 
 
 @pytest.mark.slow
-def test_ids_signature_and_empty_batch(exported, overfit_translator):
-    served = tf.saved_model.load(exported)
+def test_ids_signature_and_empty_batch(loaded, overfit_translator):
+    served = loaded
     ids = overfit_translator.source_ids_for([PAIRS[0][0]])
     out = served.signatures["serve_ids"](source_ids=ids,
                                         lengths=tf.reduce_sum(tf.cast(ids > 0, tf.int32), 1))
@@ -117,13 +123,23 @@ def cli_exported(overfit_translator, exported, tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_round_trip_keras_file_then_export_gives_same_outputs(exported, cli_exported):
+def test_round_trip_keras_file_then_export_gives_same_outputs(loaded, cli_exported):
     again = str(cli_exported[1] / "numbers" / "2")  # exported after a .keras round trip
     batch = tf.constant([s for s, _ in PAIRS[:4]])
-    first = tf.saved_model.load(exported).signatures["serving_default"](text=batch)
+    first = loaded.signatures["serving_default"](text=batch)
     second = tf.saved_model.load(again).signatures["serving_default"](text=batch)
     np.testing.assert_array_equal(first["text"].numpy(), second["text"].numpy())
     np.testing.assert_allclose(first["score"].numpy(), second["score"].numpy(), atol=1e-5)
+
+
+@pytest.mark.slow  # uses the module's exports: reads their checkpoints
+def test_exports_hold_the_weights_and_no_optimizer_state(overfit_translator, exported,
+                                                         cli_exported):
+    """tests/export/test_export_variables.py's check on both exports of the trained
+    translator (its optimizer state made): `model.export` and `kseq export` of its
+    `model.keras`, which holds the optimizer state."""
+    check_export_holds_weights_only(overfit_translator, exported)
+    check_export_holds_weights_only(overfit_translator, str(cli_exported[1] / "numbers" / "2"))
 
 
 @pytest.mark.slow  # uses the module's trained model (or export), seconds to build
