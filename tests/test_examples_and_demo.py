@@ -66,7 +66,7 @@ def test_demo_smoke(tmp_path):
     # No TF_CPP_MIN_LOG_LEVEL here: the demo must remove TensorFlow's start-up lines itself.
     env = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG_LEVEL"}
     # A budget that stops the training after its first step: the smoke test checks the path,
-    # not the numbers' scores.
+    # not the numbers' scores (the fast mode: greedy searches, a little data, one bucket).
     env.update(KSEQ_DEMO_FAST="1", KSEQ_DEMO_OUTPUT=str(tmp_path / "demo"),
                KSEQ_DEMO_MINUTES="0.001")
     done = subprocess.run([sys.executable, "-m", "kseq.demo"], env=env, capture_output=True,
@@ -113,7 +113,7 @@ def test_translate_libreoffice_example_runs_reduced(tmp_path):
         "tokenizer": {"kind": "word", "max_size": None},
         "model": {"units": 16, "embedding_dim": 16, "max_source_length": 24,
                   "max_target_length": 24},
-        "training": {"epochs": 2, "token_budget": 512, "boundaries": [16, 24],
+        "training": {"epochs": 1, "token_budget": 512, "boundaries": [16, 24],
                      "bleu_subset": 4},
     }
     output = tmp_path / "run"
