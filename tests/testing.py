@@ -1,6 +1,7 @@
 """Shared test helpers: most layer tests are then short tables."""
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -213,20 +214,29 @@ def check_steps_reproduce_forward(model, examples):
         np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
 
 
-def real_rows_batch(model, examples, boundary):
-    """The batch `check_real_rows_step_equals_keras_step` trains on: five examples in a batch
-    of ten, so padding rows (and padded positions) to skip."""
-    return next(iter(model.preprocessor.training_dataset(examples[:5], [boundary],
-                                                         batch_size=10, shuffle=False)))
+_FIRST_BATCHES = {}
 
 
-def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2, batch=None):
+def first_batch(preprocessor, examples, boundary, batch_size):
+    """The first unshuffled training batch (tensors) `preprocessor` makes of `examples` in
+    one bucket of `boundary`, built once per worker for each preprocessor configuration
+    (vocabularies included) and examples: building a training dataset costs 1-4 s, and
+    the same configuration turns the same examples into the same tensors (integer ids,
+    uint8 pixels: no precision in them)."""
+    key = hashlib.sha256(json.dumps(
+        [preprocessor.get_config(), repr(examples), boundary, batch_size],
+        sort_keys=True, default=repr).encode()).hexdigest()
+    if key not in _FIRST_BATCHES:
+        _FIRST_BATCHES[key] = next(iter(preprocessor.training_dataset(
+            examples, [boundary], batch_size=batch_size, shuffle=False)))
+    return _FIRST_BATCHES[key]
+
+
+def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
     """kseq's real-rows step and Keras's own, on identical copies: same logs and weights.
 
     Compiled with plain SGD: Adam would turn the float noise of zero gradients
-    into full-size steps that differ between summation orders. `batch`: the
-    `real_rows_batch` of a model with the same preprocessor, built once by a
-    caller checking several models (building a training dataset costs 2-4 s).
+    into full-size steps that differ between summation orders.
     """
     keras.utils.set_random_seed(3)
     fast, plain = build(), build()
@@ -236,8 +246,8 @@ def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2, b
         model.compile(optimizer=keras.optimizers.SGD(0.5), loss=model.loss,
                       metrics=[MaskedAccuracy(pad_id=model.label_pad_id)])
         build_optimizer(model)
-    if batch is None:
-        batch = real_rows_batch(fast, examples, boundary)
+    # Five examples in a batch of ten: padding rows (and padded positions) to skip.
+    batch = first_batch(fast.preprocessor, examples[:5], boundary, 10)
     assert float(np.mean(batch[1].numpy() == fast.label_pad_id)) > 0.2
     ranks, project = [], fast.project
     fast.project = lambda states: ranks.append(len(states.shape)) or project(states)

@@ -1,5 +1,4 @@
 import contextlib
-import json
 
 import keras
 import numpy as np
@@ -7,8 +6,7 @@ import pytest
 import tensorflow as tf
 
 import kseq
-from testing import (build_optimizer, check_real_rows_step_equals_keras_step,
-                     real_rows_batch, run_export_tests, run_task_test)
+from testing import build_optimizer, first_batch, run_export_tests, run_task_test
 from translator_fixtures import PAIRS
 
 ARCHS = [("attention", "gru"), ("attention", "lstm"), ("rnn", "gru"), ("conv", "glu")]
@@ -35,34 +33,15 @@ OVERFIT_STEPS = {("attention", "lstm"): 130, ("attention", "gru"): 100, ("rnn", 
                  ("conv", "glu"): 75}
 
 
-_OVERFIT_BATCHES = {}
-
-
-def _tokenizers_key(model):
-    return json.dumps([model.source_tokenizer.get_config(), model.target_tokenizer.get_config()],
-                      sort_keys=True)
-
-
-def _overfit_batch(model):
-    """The one batch an overfit trains on (all 20 pairs, padded to one bucket of 16), built
-    once for every arch with the same tokenizers (all four here): tokenising and bucketing
-    the pairs again would give the same tensors, so each overfit pays its train step's trace
-    and its steps only."""
-    key = _tokenizers_key(model)
-    if key not in _OVERFIT_BATCHES:
-        pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer,
-                                                 model.target_tokenizer, 32, 32)
-        (_OVERFIT_BATCHES[key],) = pre.training_dataset(PAIRS, [16], batch_size=20,
-                                                        shuffle=False)
-    return _OVERFIT_BATCHES[key]
-
-
 def overfit(arch, cell):
     # The pairs are at most 14 tokens long, so one bucket of 16 halves each step and the trace.
     steps = OVERFIT_STEPS[(arch, cell)]
     keras.utils.set_random_seed(0)
     model = build_optimizer(rnn_translator(arch, cell))
-    batch = _overfit_batch(model)
+    # All 20 pairs as one batch, built once for the four archs (they share tokenizers).
+    pre = kseq.models.TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
+                                             32, 32)
+    batch = first_batch(pre, PAIRS, 16, 20)
     model.fit(tf.data.Dataset.from_tensors(batch).repeat(steps), epochs=1, verbose=0)
     return model
 
@@ -101,10 +80,9 @@ def test_every_recurrent_and_conv_translator_passes_the_task_test_and_serves_it(
     one fresh process without kseq serves every export.
 
     One test body for the four archs: each export is written from the task test's own
-    `.keras` copy (a second round trip would check nothing more), and the real-rows step's
-    batch is built once (the archs share their tokenizers)."""
+    `.keras` copy (a second round trip would check nothing more)."""
     sources, targets = [s for s, _ in PAIRS], [t for _, t in PAIRS]
-    exports, batches = {}, {}
+    exports = {}
     for arch, cell in ARCHS:
         name = f"{arch}-{cell}"
         with case(name):
@@ -115,12 +93,7 @@ def test_every_recurrent_and_conv_translator_passes_the_task_test_and_serves_it(
             restored = run_task_test(
                 model, build, PAIRS, boundaries=(32,),
                 predict=lambda model, texts: model.translate(texts, beam_size=1),
-                input_routes=False, real_rows_step=False)
-            if (arch, cell) in REAL_ROWS_STEP:  # run_task_test's last check, on a shared batch
-                key = _tokenizers_key(model)
-                if key not in batches:
-                    batches[key] = real_rows_batch(model, PAIRS, 32)
-                check_real_rows_step_equals_keras_step(build, PAIRS, 32, batch=batches[key])
+                input_routes=False, real_rows_step=(arch, cell) in REAL_ROWS_STEP)
             if (arch, cell) not in EXPORTED:
                 assert model.translate(sources, beam_size=4) == targets
                 continue

@@ -10,6 +10,7 @@ the decoding and model tests).
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import kseq
 from kseq.cli import main
@@ -21,7 +22,7 @@ import captioner_fixtures
 import classifier_fixtures
 import tagger_fixtures
 import translator_fixtures
-from testing import build_optimizer
+from testing import build_optimizer, first_batch
 
 TRAINING = {"peak_learning_rate": 1e-2, "warmup_steps": 5, "label_smoothing": 0.0}
 
@@ -59,26 +60,6 @@ def _decodes(model, examples):
     return model.tag(inputs)
 
 
-# architecture name: (its preprocessor's config, its one cached batch, that preprocessor,
-# kept alive with the lookup tables the batch's pipeline reads)
-_BATCHES = {}
-
-
-def _one_batch(model, name, examples, boundary):
-    """All `examples` as one batch, repeated. The batch (integer ids, uint8 pixels) does not
-    depend on the precision: an architecture's second precision reuses the first one's
-    (cached) batch when its preprocessor, vocabularies included, is the same."""
-    config = repr(model.preprocessor.get_config())
-    if _BATCHES.get(name, (None,))[0] != config:
-        # (`repeat=True` skips the first pass that counts a finite set's batches.)
-        data = model.preprocessor.training_dataset(examples, [boundary],
-                                                   batch_size=len(examples), shuffle=False,
-                                                   repeat=True).take(1).cache()
-        assert len(next(iter(data))[1]) == len(examples)  # one full batch
-        _BATCHES[name] = (config, data, model.preprocessor)
-    return _BATCHES[name][1].repeat()
-
-
 # Every architecture in mixed_float16, the precision that can overflow (masks, logits) and
 # needs loss scaling; mixed_bfloat16 (float32's range) on the two attention stacks only, to
 # keep the suite inside its time budget.
@@ -99,7 +80,11 @@ def test_each_architecture_trains_in_mixed_precision_and_decodes_in_float32(name
     assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer) == (
         precision == "mixed_float16")
     # One batch, eight steps as one epoch each: each epoch's loss is that step's loss.
-    data = _one_batch(model, name, examples, boundary)
+    # (The batch holds ids and pixels, no precision: an architecture's second precision
+    # reuses the first one's.)
+    batch = first_batch(model.preprocessor, examples, boundary, len(examples))
+    assert len(batch[1]) == len(examples)  # one full batch
+    data = tf.data.Dataset.from_tensors(batch).repeat()
     losses = build_optimizer(model).fit(data, epochs=8, steps_per_epoch=1,
                                         verbose=0).history["loss"]
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0], losses
