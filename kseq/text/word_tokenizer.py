@@ -30,13 +30,17 @@ class WordTokenizer(Tokenizer):
         pieces, begins, ends = tf_text.regex_split_with_offsets(
             texts, r"\s+|" + _PUNCTUATION, _PUNCTUATION
         )
-        # A piece is attached when it starts where the previous one ended.
-        first = tf.ones_like(ends[:, :1]) * -1
-        previous_ends = tf.concat([first, ends[:, :-1]], axis=1)
-        attached = tf.equal(begins, previous_ends)
-        return tf.ragged.map_flat_values(
-            lambda p, a: tf.where(a, tf.strings.join([JOINER, p]), p), pieces, attached
-        )
+        # A piece is attached when it starts where the previous piece of its row ended.
+        # Flat index arithmetic rather than ragged slicing and comparison: those trace
+        # broadcasting checks (a second of graph building for every tokenizer call).
+        flat_begins, flat_ends = begins.flat_values, ends.flat_values
+        index = tf.range(tf.size(flat_ends, out_type=tf.int64), dtype=tf.int64)
+        first_in_row = tf.equal(index, tf.gather(ends.row_splits, ends.value_rowids()))
+        previous_ends = tf.concat([tf.constant([-1], flat_ends.dtype), flat_ends[:-1]], axis=0)
+        attached = tf.logical_and(tf.logical_not(first_in_row),
+                                  tf.equal(flat_begins, previous_ends))
+        flat = pieces.flat_values
+        return pieces.with_flat_values(tf.where(attached, tf.strings.join([JOINER, flat]), flat))
 
     def join(self, pieces):
         text = tf.strings.reduce_join(pieces, axis=-1, separator=" ")
