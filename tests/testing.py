@@ -466,3 +466,60 @@ def check_export_holds_weights_only(model, export_dir):
         assert any(w.shape == value.shape and np.array_equal(w, value) for w in weights), name
     assert sorted(v.shape for v in saved.values()) == sorted(w.shape for w in weights)
     assert model.optimizer.variables  # the model keeps its own optimizer
+
+
+# === Group A (translators): checks that run untraced ===
+
+@contextlib.contextmanager
+def functions_run_eagerly():
+    """Inside: every `tf.function` (a search, Keras's train step) runs eagerly, untraced.
+
+    A tiny model's few calls run faster eagerly than one trace costs (2-10 s each
+    on a CPU; a search runs about three times faster eagerly, trace included), so
+    a check whose assertion is about values (translations equal, logs and weights
+    equal) runs inside, where the caller traces the same code elsewhere (the
+    overfit `fit` runs kseq's train step as a graph; an export, the search).
+    """
+    import tensorflow as tf
+
+    before = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    try:
+        with warnings.catch_warnings():
+            # tf.data's functions (a dataset built inside) stay graphs, as TensorFlow warns:
+            # the data is the same either way.
+            warnings.filterwarnings("ignore", message=r"Even though the `tf\.config\."
+                                    r"experimental_run_functions_eagerly` option is set")
+            yield
+    finally:
+        tf.config.run_functions_eagerly(before)
+
+
+# === Group G (classifiers, taggers, command line): one load per preset or run folder ===
+
+def load_presets_once(monkeypatch, cache, folders=()):
+    """Makes `kseq.training.load_trained` (what every `kseq` command loads with) hand out
+    one model per shipped preset name (and per path in `folders`), kept in `cache` (a dict
+    the caller keeps, for instance per module), for the tests whose point is a command's
+    options or output, not loading: the first command still loads it for real.
+
+    Loading builds the model (a few seconds); the same object also keeps its traced
+    functions (searches cached per settings, Keras's predict and test functions), so a
+    second command with the same options traces nothing. Other folders and `.keras` files
+    load as before, every time. Callers never change a folder in `folders` meanwhile.
+    """
+    import kseq.training
+    from kseq.presets.catalog import is_preset
+
+    real = kseq.training.load_trained
+    folders = {os.fspath(folder) for folder in folders}
+
+    def load_trained(model_dir):
+        key = os.fspath(model_dir)
+        if key in folders or (not os.path.exists(key) and is_preset(key)):
+            if key not in cache:
+                cache[key] = real(model_dir)
+            return cache[key]
+        return real(model_dir)
+
+    monkeypatch.setattr(kseq.training, "load_trained", load_trained)
