@@ -9,7 +9,7 @@ import kseq
 from kseq.data import bucket_by_length
 from kseq.data.pipeline.bucketing import count_bucketed_batches
 
-from testing import build_optimizer, run_task_test
+from testing import build_optimizer, check_input_routes, functions_run_eagerly, run_task_test
 from translator_fixtures import PAIRS, tiny_translator
 
 
@@ -24,22 +24,32 @@ def test_overfit_twenty_pairs_reproduces_targets(overfit_translator):
     assert "case:mixed" in result["bleu_signature"]
 
 
-@pytest.mark.slow  # a .keras round trip, three input routes, two twin models: ~40 s
+@pytest.mark.slow  # a .keras round trip, three input routes, two twin models
 def test_transformer_passes_the_task_test(overfit_translator):
     # Trained: a forward pass that froze a weight at build time would differ from step().
-    run_task_test(overfit_translator, tiny_translator, PAIRS,
-                  predict=lambda model, texts: model.translate(texts, beam_size=1))
+    # Untraced: the greedy searches and the real-rows twins' two steps assert values, and
+    # run eagerly in less time than their traces (the overfit `fit` ran kseq's real-rows
+    # step as a graph; the first test, the greedy search).
+    with functions_run_eagerly():
+        run_task_test(overfit_translator, tiny_translator, PAIRS, input_routes=False,
+                      predict=lambda model, texts: model.translate(texts, beam_size=1))
+    # The input routes as `fit` runs them, traced: what each route feeds the graph is the point.
+    check_input_routes(tiny_translator(), PAIRS[:16], [16, 32])
 
 
 @pytest.mark.slow
 def test_translate_continues_a_forced_target_prefix(overfit_translator):
     sources, targets = [s for s, _ in PAIRS[:4]], [t for _, t in PAIRS[:4]]
     first_words = [t.split()[0] for t in targets]
-    for beam in (1, 4):
-        assert overfit_translator.translate(sources, beam_size=beam, prefixes=first_words) == targets
-    # A prefix the model would not choose is kept, and the rest is searched after it.
-    # (Beam 4: the search the loop above compiled.)
-    forced = overfit_translator.translate(sources[:2], beam_size=4, prefixes=["neuf neuf", ""])
+    # Untraced (the values are the point, and eagerly they take a third of the two traces'
+    # time); tests/test_readme_samples.py runs the prefixed beam search as a graph.
+    with functions_run_eagerly():
+        for beam in (1, 4):
+            assert overfit_translator.translate(sources, beam_size=beam,
+                                                prefixes=first_words) == targets
+        # A prefix the model would not choose is kept, and the rest is searched after it.
+        forced = overfit_translator.translate(sources[:2], beam_size=4,
+                                              prefixes=["neuf neuf", ""])
     assert forced[0].startswith("neuf neuf") and forced[1] == targets[1]
     with pytest.raises(kseq.errors.KseqError, match="one string per input"):
         overfit_translator.translate(sources, prefixes=["un"])
@@ -62,7 +72,10 @@ def test_buckets_longer_than_one_side_pad_each_side_to_its_own_length(arch):
     data = model.preprocessor.training_dataset(PAIRS, [20], batch_size=10, shuffle=False)
     features, labels = next(iter(data))
     assert features["source_ids"].shape == (10, 12) and labels.shape == (10, 20)
-    assert np.isfinite(model.fit(data, verbose=0).history["loss"][0])
+    # Untraced: the widths reach the tables eagerly as in a graph, and two eager steps of
+    # this model take less time than the train step's trace.
+    with functions_run_eagerly():
+        assert np.isfinite(model.fit(data, verbose=0).history["loss"][0])
 
 
 @pytest.mark.slow
@@ -80,9 +93,11 @@ def test_keras_round_trip_is_self_contained(overfit_translator, tmp_path):
     restored = keras.saving.load_model(path)
     sources = [s for s, _ in PAIRS[:6]]
     # `model` holds the overfit translator's weights and vocabularies: the restored copy
-    # translates as that one does (whose beam-4 search other tests compiled already).
-    assert restored.translate(sources, beam_size=4) \
-        == overfit_translator.translate(sources, beam_size=4)
+    # translates as that one does (whose beam-4 search the first test traced); the copy's
+    # search runs untraced: its values are the point, and eagerly it takes a third the time.
+    with functions_run_eagerly():
+        translated = restored.translate(sources, beam_size=4)
+    assert translated == overfit_translator.translate(sources, beam_size=4)
 
 
 @pytest.mark.slow
