@@ -60,3 +60,46 @@ def rgba_png(height=6, width=9):
     pixels[:, width // 2:, 0] = 255
     pixels[:, width // 2:, 3] = 255
     return tf.io.encode_png(pixels).numpy()
+
+
+# --- Group B (captioners): the bilingual captioner, trained once per run and shared by
+# tests/models/test_multilingual_captioner.py and tests/export/test_captioner_export.py
+# (whose one export child serves it with the one-language export).
+
+FRENCH = {"a": "un", "an": "un", "above": "dessus", "below": "dessous", "blue": "bleu",
+          "circle": "cercle", "cross": "croix", "diamond": "losange", "green": "vert",
+          "left": "gauche", "of": "de", "orange": "orange", "purple": "violet", "red": "rouge",
+          "right": "droite", "square": "carré", "triangle": "triangle", "yellow": "jaune"}
+
+
+def french(caption):
+    """The scene caption word for word in French (the second language of the bilingual)."""
+    return " ".join(FRENCH[word] for word in caption.split())
+
+
+def bilingual_splits():
+    """The 16 scenes captioned in English and in French, each caption tagged (`2en`/`2fr`)."""
+    from kseq.data.datasets.multilingual_captions import multilingual_splits
+
+    return multilingual_splits({"en": {"train": EXAMPLES},
+                                "fr": {"train": [(png, french(c)) for png, c in EXAMPLES]}})
+
+
+def overfit_bilingual():
+    """A tiny captioner overfit on both languages: both come back exactly (greedy) from
+    step 75 on; 110 steps, about 1.45 times that, for other CPUs' rounding."""
+    train = bilingual_splits()["train"]
+    keras.utils.set_random_seed(0)
+    model = kseq.zoo.captioner("small_cnn", train_data=train,
+                               recipe={"training": {"peak_learning_rate": 5e-3,
+                                                    "warmup_steps": 30, "label_smoothing": 0.0}},
+                               **{**TINY, "max_target_length": 14})
+    data = model.preprocessor.training_dataset(train, [14], batch_size=32, shuffle=False)
+    build_optimizer(model).fit(data.cache().repeat(110), epochs=1, steps_per_epoch=110,
+                               verbose=0)
+    return model
+
+
+@pytest.fixture(scope="module")
+def bilingual_captioner(shared_models):
+    return shared_models.get("captioner-bilingual", overfit_bilingual)

@@ -1,8 +1,10 @@
-"""The exported captioner: image bytes in, captions out, bad rows flagged, in a fresh process.
+"""The exported captioners: image bytes in, captions out, bad rows flagged, in a fresh process.
 
-One export serves every test here: `kseq export` of a run folder holding the shared overfit
+One export serves most tests here: `kseq export` of a run folder holding the shared overfit
 captioner as `model.keras` (optimizer state and all), as `kseq train` leaves it, so it also
-checks the command on a captioner and that the export holds no optimizer state.
+checks the command on a captioner and that the export holds no optimizer state. The shared
+bilingual captioner's export (a language per image) is served by the same child process:
+one TensorFlow start for both.
 """
 
 import json
@@ -12,10 +14,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from captioner_fixtures import captions, decoded, images, overfit_captioner, rgba_png  # noqa: F401
-from testing import check_export_holds_weights_only, run_export_test
+from captioner_fixtures import (EXAMPLES, bilingual_captioner, captions, decoded,  # noqa: F401
+                                french, images, overfit_captioner, rgba_png)
+from testing import check_export_holds_weights_only, run_export_tests
 
-pytestmark = pytest.mark.slow  # an overfit, an export and a child process: ~40 s
+pytestmark = pytest.mark.slow  # two exports (of the shared captioners) and one child process
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +46,27 @@ def _jpeg(model, png):
 
 
 @pytest.fixture(scope="module")
-def served(overfit_captioner, exported):
+def bilingual_exported(bilingual_captioner, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("bilingual") / "captioner" / "1")
+    bilingual_captioner.export(path, beam_size=2)
+    return path
+
+
+def _bilingual_requests():
+    """Per-image languages (one untrained, "de"), junk bytes, the plain signature, an empty
+    batch, and one language for two images (which must fail)."""
+    pngs = images()[:3]
+    return {"mixed": ("caption_in_language", {"image_bytes": pngs + [b"junk"],
+                                              "language": ["fr", "en", "de", "fr"]}),
+            "plain": ("serving_default", {"image_bytes": pngs[:1]}),
+            "empty": ("caption_in_language", {"image_bytes": [], "language": []}),
+            "one_language_for_two": ("caption_in_language", {"image_bytes": pngs[:2],
+                                                             "language": ["fr"]})}
+
+
+@pytest.fixture(scope="module")
+def served_both(overfit_captioner, exported, bilingual_exported):
+    """Both exports' answers, from one child process: `(good images, answers, bilingual's)`."""
     pngs = images()[:3]
     composited = tf.io.encode_png(decoded(overfit_captioner, [rgba_png()])[0]).numpy()
     good = [pngs[0], _jpeg(overfit_captioner, pngs[1]), pngs[2], rgba_png(), composited]
@@ -54,8 +77,28 @@ def served(overfit_captioner, exported):
                 "alone": ("serving_default", {"image_bytes": [pngs[0]]}),
                 "empty": ("serving_default", {"image_bytes": []}),
                 "rest": ("serving_default", {"image_bytes": REST_EXAMPLE})}
-    answers = run_export_test(exported, requests, loop=True)  # one child serves them all
-    return good, answers
+    answers = run_export_tests({"captioner": (exported, requests),
+                                "bilingual": (bilingual_exported, _bilingual_requests())},
+                               loop=True, failing=["one_language_for_two"])  # one child
+    return good, answers["captioner"], answers["bilingual"]
+
+
+@pytest.fixture(scope="module")
+def served(served_both):
+    return served_both[:2]
+
+
+def test_the_bilingual_export_takes_a_language_per_image(served_both):
+    answers = served_both[2]
+    mixed = answers["mixed"]
+    assert [row[0] for row in mixed["text"]] == [french(EXAMPLES[0][1]), EXAMPLES[1][1], "", ""]
+    assert mixed["valid"] == [True, True, False, False]  # "de" untrained; junk bytes
+    assert [row[0] for row in mixed["score"]][2:] == [0, 0] and mixed["length"][2][0] == 0
+    assert mixed["score"][0][0] < 0 and mixed["length"][0][0] > 0
+    assert answers["plain"]["valid"] == [True]
+    assert answers["empty"]["text"] == []
+    error = answers["one_language_for_two"]["error"]
+    assert error.startswith("InvalidArgumentError") and "one language per image" in error
 
 
 def test_served_captions_and_scores_equal_caption(overfit_captioner, served):

@@ -1,43 +1,21 @@
-"""One captioner, several caption languages: a language tag forced as the first token."""
+"""One captioner, several caption languages: a language tag forced as the first token.
+
+The bilingual captioner (captioner_fixtures.overfit_bilingual) is trained once per run;
+its export is served in tests/export/test_captioner_export.py, by the one child that
+serves the one-language export too.
+"""
 
 import keras
 import pytest
 
 import kseq
-from captioner_fixtures import EXAMPLES, TINY
+from captioner_fixtures import EXAMPLES, TINY, bilingual_captioner, bilingual_splits, french  # noqa: F401
 from kseq.data.datasets.multilingual_captions import multilingual_splits
-from testing import build_optimizer
-
-FRENCH = {"a": "un", "an": "un", "above": "dessus", "below": "dessous", "blue": "bleu",
-          "circle": "cercle", "cross": "croix", "diamond": "losange", "green": "vert",
-          "left": "gauche", "of": "de", "orange": "orange", "purple": "violet", "red": "rouge",
-          "right": "droite", "square": "carré", "triangle": "triangle", "yellow": "jaune"}
 
 
-def french(caption):
-    return " ".join(FRENCH[word] for word in caption.split())
-
-
-@pytest.fixture(scope="module")
-def bilingual():
-    splits = multilingual_splits({"en": {"train": EXAMPLES},
-                                  "fr": {"train": [(png, french(c)) for png, c in EXAMPLES]}})
-    keras.utils.set_random_seed(0)
-    model = kseq.zoo.captioner("small_cnn", train_data=splits["train"],
-                               recipe={"training": {"peak_learning_rate": 5e-3,
-                                                    "warmup_steps": 30, "label_smoothing": 0.0}},
-                               **{**TINY, "max_target_length": 14})
-    data = model.preprocessor.training_dataset(splits["train"], [14], batch_size=32,
-                                               shuffle=False)
-    # Both languages come back exactly (greedy) from step 75 on: about 1.45 times that here,
-    # for other CPUs' rounding (as the translator overfits).
-    build_optimizer(model).fit(data.cache().repeat(110), epochs=1, steps_per_epoch=110,
-                               verbose=0)
-    return model
-
-
-@pytest.mark.slow  # a 110-step overfit: ~15 s
-def test_the_tag_chooses_the_caption_language(bilingual):
+@pytest.mark.slow  # a 110-step overfit (shared): ~15 s
+def test_the_tag_chooses_the_caption_language(bilingual_captioner):
+    bilingual = bilingual_captioner
     images = [png for png, _ in EXAMPLES[:6]]
     assert bilingual.languages == ["en", "fr"]
     assert bilingual.caption(images, beam_size=1, language="en") == \
@@ -64,38 +42,10 @@ def test_tags_and_merging():
                                                                  "animals")]}
 
 
-@pytest.mark.slow  # an export and a child process: ~20 s (the overfit is shared)
-def test_the_export_takes_a_language_per_image(bilingual, tmp_path):
-    from testing import run_export_test
-
-    path = str(tmp_path / "captioner" / "1")
-    bilingual.export(path, beam_size=2)
-    images = [png for png, _ in EXAMPLES[:3]]
-    answers = run_export_test(path, {
-        "mixed": ("caption_in_language", {"image_bytes": images + [b"junk"],
-                                          "language": ["fr", "en", "de", "fr"]}),
-        "plain": ("serving_default", {"image_bytes": images[:1]}),
-        "empty": ("caption_in_language", {"image_bytes": [], "language": []}),
-        "one_language_for_two": ("caption_in_language", {"image_bytes": images[:2],
-                                                         "language": ["fr"]})},
-        loop=True, failing=["one_language_for_two"])
-    mixed = answers["mixed"]
-    assert [row[0] for row in mixed["text"]] == [french(EXAMPLES[0][1]), EXAMPLES[1][1], "", ""]
-    assert mixed["valid"] == [True, True, False, False]  # "de" untrained; junk bytes
-    assert [row[0] for row in mixed["score"]][2:] == [0, 0] and mixed["length"][2][0] == 0
-    assert mixed["score"][0][0] < 0 and mixed["length"][0][0] > 0
-    assert answers["plain"]["valid"] == [True]
-    assert answers["empty"]["text"] == []
-    error = answers["one_language_for_two"]["error"]
-    assert error.startswith("InvalidArgumentError") and "one language per image" in error
-
-
 @pytest.mark.slow
 def test_no_search_emits_a_language_tag_after_the_first_token():
-    splits = multilingual_splits({"en": {"train": EXAMPLES},
-                                  "fr": {"train": [(png, french(c)) for png, c in EXAMPLES]}})
     keras.utils.set_random_seed(0)
-    untrained = kseq.zoo.captioner("small_cnn", train_data=splits["train"],
+    untrained = kseq.zoo.captioner("small_cnn", train_data=bilingual_splits()["train"],
                                    **{**TINY, "max_target_length": 14})
     images = [png for png, _ in EXAMPLES] * 4
     # Near-uniform sampling from an untrained model: without the rule, tags (2 of the
