@@ -6,7 +6,10 @@ and each must still match its page, so an edited sample fails until this
 table follows it); the README's quick-start blocks run in one namespace (train,
 then export), and the manual's translator samples use the shipped preset, so
 no sample trains a model twice (and the samples that open with the shipped
-numbers preset share one load of it); the gRPC client runs against an
+numbers preset share one load of it); the quick start and the captioner
+samples get the run's shared tiny trained model of their task from the
+zoo call they make (`answering`) and fit it for 0 epochs: every call of the
+sample runs, without the traces of a training; the gRPC client runs against an
 in-process stand-in for TF Serving that answers from a real export (the quick
 start's); every `kseq ...` line of a bash block, and every `kseq ...` example
 of a table, is parsed by the command's own argument parser; each `python -c`
@@ -15,6 +18,7 @@ writes. JSON blocks are generated from real exports by the serving tests.
 """
 
 import argparse
+import contextlib
 import glob
 import os
 import re
@@ -24,10 +28,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from captioner_fixtures import overfit_captioner  # noqa: F401 - the run's shared captioner
 from kseq.cli import build_parser
 from testing import warnings_as_errors
 
-pytestmark = pytest.mark.slow  # two tiny trainings: ~30 s
+pytestmark = pytest.mark.slow  # tiny trainings, traced searches and exports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
@@ -41,7 +46,7 @@ PYTHON_SAMPLES = {
         ('train_size=30000', 'train_size=64, valid_size=4, test_size=4'),
         ('"numbers_fr_transformer"', '"numbers_fr_tiny"'),
         ('boundaries=[8, 16, 24, 32]', 'boundaries=[32]'),  # one bucket: one traced shape
-        ('epochs=10', 'epochs=1')],
+        ('epochs=10', 'epochs=0')],  # the run's shared trained translator: `answering`
     'model.export("export/translator/1")': [],
     # docs/tasks.md
     'prefixes=["quarante", "cinquante"]': [
@@ -51,7 +56,7 @@ PYTHON_SAMPLES = {
         ("train_size=6000", "train_size=16, valid_size=2, test_size=4, image_size=32"),
         ("image_size=64, hidden_dim=96, filters=[32, 64, 96]",
          "image_size=32, hidden_dim=16, num_layers=1, num_heads=2, filters=[8]"),
-        ("epochs=20", "epochs=1")],
+        ("epochs=20", "epochs=0")],  # the run's shared trained captioner: `answering`
     'Translator.from_preset("numbers_fr_transformer", load_weights=False)': [],
     "kseq.data.kanji_radicals()": [
         ("splits = kseq.data.kanji_radicals()",
@@ -165,12 +170,31 @@ def test_links_between_the_pages_resolve():
                     assert anchor in anchors(handle.read()), (path, target, anchor)
 
 
+@contextlib.contextmanager
+def answering(builder, first_argument, model):
+    """`kseq.zoo.<builder>(first_argument, ...)`, as a training sample calls it, answers
+    `model`: a tiny model the run trains once for its own tests (`shared_models`). The
+    sample's `fit` then runs for 0 epochs (its substitutions): its point is the calls
+    around the model (data, `fit`, decode, evaluate, save, export), and the traces of a
+    train step (and of a validation search) are the seconds a training costs here.
+    Every other call builds as usual."""
+    import kseq
+
+    build = getattr(kseq.zoo, builder)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kseq.zoo, builder, lambda *args, **kwargs: model if args[:1] == (
+            first_argument,) else build(*args, **kwargs))
+        yield
+
+
 @pytest.fixture(scope="module")
-def translator_sample(workdir):
+def translator_sample(workdir, overfit_translator):
     namespace = {}
-    with warnings_as_errors():  # a module fixture: before the tests' own `_no_warnings`
+    # A module fixture: before the tests' own `_no_warnings`.
+    with warnings_as_errors(), answering("translator", "numbers_fr_tiny", overfit_translator):
         exec(sample('numbers_dataset("fr", train_size=30000)'), namespace)  # the quick start
         exec(sample('model.export("export/translator/1")'), namespace)  # its export, same model
+    assert namespace["model"] is overfit_translator  # the sample built it with the zoo
     return namespace
 
 
@@ -231,7 +255,7 @@ def test_translator_sample_runs(workdir, translator_sample):
     assert isinstance(namespace["model"].translate(["forty-two"], beam_size=1)[0], str)
 
 
-def test_captioner_sample_runs(workdir):
+def test_captioner_sample_runs(workdir, overfit_captioner):
     from kseq.data.datasets.shapes_captions import shapes_captions
 
     png, _ = shapes_captions(1, 0, 0, image_size=32, seed=4)["train"][0]
@@ -239,7 +263,9 @@ def test_captioner_sample_runs(workdir):
     pixels = tf.io.decode_png(png).numpy()
     (workdir / "b.jpg").write_bytes(tf.io.encode_jpeg(pixels).numpy())
     namespace = {"uint8_array": pixels, "images": [png, pixels]}
-    exec(sample("shapes_captions(train_size=6000)"), namespace)
+    with answering("captioner", "small_cnn", overfit_captioner):
+        exec(sample("shapes_captions(train_size=6000)"), namespace)
+    assert namespace["model"] is overfit_captioner  # the sample built it with the zoo
     assert os.path.getsize(workdir / "attention.png") > 1000
     assert os.path.isfile(workdir / "export" / "captioner" / "1" / "saved_model.pb")
 
