@@ -2,22 +2,23 @@
 
 Two children get a `TF_CONFIG` naming two free local ports and train the tiny
 numbers recipe (global batch 16: 8 rows per worker, 4 steps an epoch, 2
-epochs, a checkpoint every 3 steps): the chief (worker 0) through the `kseq
+epochs, a checkpoint every 2 steps): the chief (worker 0) through the `kseq
 train` command, worker 1 through `kseq.training.train` into its own `--output`
-with a callback that SIGKILLs its process after step 4 (by then the chief has
-written its step-3 checkpoint: step 4's all-reduce needs the chief past step
-3's callbacks). The chief's next collective then fails (TensorFlow's
-coordination service sees the missing heartbeats, or the short collective
-timeout expires) and it exits non-zero, its last line one `kseq: error:` line
-naming the lost worker. Meanwhile this process trains the same recipe on one
-device.
+with a callback that SIGKILLs its process after step 3 (by then the chief has
+written its step-2 checkpoint: step 3's all-reduce needs the chief past step
+2's callbacks; mid-epoch, so the chief validates nothing first). The chief's
+next collective then fails (TensorFlow's coordination service sees the missing
+heartbeats, or the short collective timeout expires) and it exits non-zero,
+its last line one `kseq: error:` line naming the lost worker. Meanwhile this
+process trains the same recipe on one device (eagerly, without the validation:
+neither changes a weight).
 
 Both are then restarted while worker 1's `--output` does not exist (no
-shared file system): the chief would resume at step 3, worker 1 build a new
+shared file system): the chief would resume at step 2, worker 1 build a new
 model, and both stop with one line before writing anything. Worker 1's
 `--output` is then given a copy of the chief's folder (what a shared file
 system shows), and both workers are started again with the same
-commands, without the kill: both resume at the chief's step-3 checkpoint and
+commands, without the kill: both resume at the chief's step-2 checkpoint and
 exit 0 after 8 steps. Only the chief writes: worker 1's `--output` was not
 created by the killed launch and is left as it was by the restart, which
 removes worker 1's private temporary folder (the killed launch's copy stays
@@ -41,12 +42,14 @@ import numpy as np
 import pytest
 
 from fresh_process import ENV
+from testing import functions_run_eagerly
 
 # three launches of two children (each pays TensorFlow's start-up) and one in-process run
 pytestmark = pytest.mark.slow
 
 TIMEOUT_S = 15  # KSEQ_COLLECTIVE_TIMEOUT_S of the killed launch
-KILL_AFTER_STEP = 4
+KILL_AFTER_STEP = 3
+SAVE_EVERY = 2  # the newest checkpoint at the kill: step 2
 LOST_WORKER_LIMIT_S = TIMEOUT_S + 30  # the chief exits within this after worker 1 died
 OVERRIDES = {"data": {"train_size": 64, "valid_size": 4, "test_size": 4},
              "training": {"boundaries": [32], "batch_size": 16}}
@@ -56,7 +59,7 @@ import json, os, signal, sys
 import keras
 import numpy as np
 from kseq.training import train
-output, weights, overrides, kill_after = sys.argv[1:5]
+output, weights, overrides, kill_after, save_every = sys.argv[1:6]
 
 class Killed(keras.callbacks.Callback):  # a worker that dies mid-epoch, without a word
     def on_train_batch_end(self, batch, logs=None):
@@ -65,7 +68,7 @@ class Killed(keras.callbacks.Callback):  # a worker that dies mid-epoch, without
 
 model, _, validation = train("numbers_fr_tiny", output, epochs=2, verbose=0,
                              overrides=json.loads(overrides), strategy="multi-worker",
-                             save_every_steps=3, extra_callbacks=[Killed()])
+                             save_every_steps=int(save_every), extra_callbacks=[Killed()])
 np.savez(weights, *model.get_weights())
 print(json.dumps({"steps": int(model.optimizer.iterations.numpy()),
                   "replicas": model.distribute_strategy.num_replicas_in_sync,
@@ -88,7 +91,7 @@ def _chief_command(output):
     sets = [f"{section}.{key}={json.dumps(value)}"
             for section, values in OVERRIDES.items() for key, value in values.items()]
     return [sys.executable, "-m", "kseq.cli", "train", "numbers_fr_tiny", "--output", output,
-            "--epochs", "2", "--save-every", "3", "--strategy", "multi-worker",
+            "--epochs", "2", "--save-every", str(SAVE_EVERY), "--strategy", "multi-worker",
             *[option for one in sets for option in ("--set", one)]]
 
 
@@ -103,7 +106,7 @@ def _launch(root, workers, name, timeout_s, kill_after):
                                         "task": {"type": "worker", "index": index}})}
         command = _chief_command(str(root / "out0")) if index == 0 else [
             sys.executable, "-c", WORKER, str(root / "out1"), str(root / "weights1.npz"),
-            json.dumps(OVERRIDES), str(kill_after)]
+            json.dumps(OVERRIDES), str(kill_after), str(SAVE_EVERY)]
         children.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True))
     return children
@@ -142,8 +145,12 @@ def cluster_run(tmp_path_factory):
 
         from kseq.training import train  # the same global batches on one device, meanwhile
 
-        reference, _, _ = train("numbers_fr_tiny", str(root / "one"), epochs=2, verbose=0,
-                                overrides=OVERRIDES, strategy="auto", save_every_steps=3)
+        # The same data split (valid_size kept); no BLEU (a search trace): no weight changes.
+        # Run eagerly: 8 steps of a tiny model cost less than tracing the step.
+        quiet = {**OVERRIDES, "training": {**OVERRIDES["training"], "bleu_subset": 0}}
+        with functions_run_eagerly():
+            reference, _, _ = train("numbers_fr_tiny", str(root / "one"), epochs=2, verbose=0,
+                                    overrides=quiet, strategy="auto", save_every_steps=100)
         killed = _finish(watched[1], time.monotonic() + 300, "the killed worker")
         chief = _finish(watched[0], killed["ended"] + LOST_WORKER_LIMIT_S,
                         "the chief, after its peer died,")
@@ -152,7 +159,7 @@ def cluster_run(tmp_path_factory):
                          "checkpoints": sorted(os.listdir(root / "out0" / "backup")),
                          "other_output_created": (root / "out1").exists()}
         # Restarted while worker 1 sees no --output (no shared file system): the chief would
-        # resume at step 3 and worker 1 start a new model. Both refuse, writing nothing.
+        # resume at step 2 and worker 1 start a new model. Both refuse, writing nothing.
         chief_files = _contents(root / "out0")
         children = _launch(root, workers, "unshared", 60, 0)
         deadline = time.monotonic() + 300
@@ -210,8 +217,8 @@ def test_a_killed_worker_stops_the_chief_with_one_line(cluster_run):
     assert line.startswith("kseq: error: A worker of the cluster (worker 1 at "
                            f"{cluster_run['workers'][1]}) was lost"), killed["chief"]["stderr"]
     assert "restart the same command on every worker" in line
-    # The chief's step-3 checkpoint is the newest: the restart resumes there.
-    assert killed["checkpoints"] == ["step-000000003.json", "step-000000003.weights.h5"]
+    # The chief's step-2 checkpoint is the newest: the restart resumes there.
+    assert killed["checkpoints"] == ["step-000000002.json", "step-000000002.weights.h5"]
 
 
 def test_workers_that_would_resume_from_different_points_stop_with_one_line(cluster_run):
@@ -221,8 +228,8 @@ def test_workers_that_would_resume_from_different_points_stop_with_one_line(clus
     assert chief["code"] == 2 and "Traceback" not in chief["stderr"], chief["stderr"][-3000:]
     assert other["code"] == 1, other["stderr"][-3000:]
     for worker, prefix, mine, theirs in (
-            (chief, "kseq: error: ", "the checkpoint at step 3", "a new model"),
-            (other, "kseq.errors.KseqError: ", "a new model", "the checkpoint at step 3")):
+            (chief, "kseq: error: ", "the checkpoint at step 2", "a new model"),
+            (other, "kseq.errors.KseqError: ", "a new model", "the checkpoint at step 2")):
         line = _last_line(worker["stderr"])
         assert line.startswith(prefix + "The workers would not resume from the same point "
                                f"(this worker: {mine}; another: {theirs})"), line
@@ -234,7 +241,7 @@ def test_both_workers_resume_at_the_chiefs_checkpoint_and_finish(cluster_run):
     assert chief["code"] == 0, chief["stderr"][-3000:]
     assert other["code"] == 0, other["stderr"][-3000:]
     for worker in (chief, other):
-        assert "resuming at step 3 (epoch 1, batch 3; training to epoch 2)" in worker["stdout"]
+        assert "resuming at step 2 (epoch 1, batch 2; training to epoch 2)" in worker["stdout"]
     assert [chief["steps"], other["result"]["steps"]] == [8, 8]
     assert other["result"]["replicas"] == 2
 
@@ -247,7 +254,7 @@ def test_only_the_chief_writes_and_validates(cluster_run):
     # by the killed launch, and the restart (resuming from it) left it as it was ...
     assert not cluster_run["killed"]["other_output_created"]
     before, after = cluster_run["other_output"]
-    assert "backup/step-000000003.json" in before and after == before
+    assert "backup/step-000000002.json" in before and after == before
     assert os.listdir(root / "tmp1") == []  # ... and removed that folder when it finished
     rows = (root / "out0" / "history.csv").read_text().splitlines()
     assert len(rows) == 3 and "val_bleu" in rows[0]

@@ -2,10 +2,13 @@
 
 Each precision x architecture: built under the precision, a few steps of its
 own optimizer on a tiny set give finite, falling losses; the float32 copy
-(what `train` saves) holds the same weights and decodes (greedy search: one
-search trace, cheaper than a beam's; beam search in float32 is tested with
-the decoding and model tests).
+(what `train` saves) holds the same weights and decodes (greedy search, run
+eagerly where a tiny model's search costs less than its trace, all but the
+captioner's; the searches are traced, greedy and beam, in float32 by the
+decoding and model tests).
 """
+
+import contextlib
 
 import keras
 import numpy as np
@@ -22,7 +25,7 @@ import captioner_fixtures
 import classifier_fixtures
 import tagger_fixtures
 import translator_fixtures
-from testing import build_optimizer, first_batch
+from testing import build_optimizer, first_batch, functions_run_eagerly
 
 TRAINING = {"peak_learning_rate": 1e-2, "warmup_steps": 5, "label_smoothing": 0.0}
 
@@ -92,7 +95,9 @@ def test_each_architecture_trains_in_mixed_precision_and_decodes_in_float32(name
     assert saved.dtype_policy.name == "float32"
     for a, b in zip(saved.get_weights(), model.get_weights()):
         np.testing.assert_array_equal(a, b)
-    assert len(_decodes(saved, examples)) == 2
+    # The point is the float32 copy, not the search's graph (traced by the decoding tests).
+    with contextlib.nullcontext() if name.startswith("captioner") else functions_run_eagerly():
+        assert len(_decodes(saved, examples)) == 2
 
 
 TINY_RUN = {"data": {"train_size": 48, "valid_size": 0, "test_size": 4},
@@ -107,7 +112,8 @@ def test_train_in_mixed_float16_saves_a_float32_model_that_continues(tmp_path):
     assert keras.config.dtype_policy().name == "float32"  # the global policy is restored
     reloaded = load_trained(output)
     assert reloaded.dtype_policy.name == model.dtype_policy.name == "float32"
-    assert len(reloaded.translate(["forty-two"], beam_size=1)) == 1
+    with functions_run_eagerly():  # as above: the reloaded model, not the search's graph
+        assert len(reloaded.translate(["forty-two"], beam_size=1)) == 1
     steps = int(reloaded.optimizer.iterations.numpy())
     assert steps >= 1  # the optimizer state travels in the float32 file
     again, _, _ = train("numbers_fr_tiny", output, epochs=1, verbose=0, overrides=TINY_RUN,
