@@ -60,9 +60,17 @@ from translator_setup import (EXAMPLE_LENGTH, SIZES, bucketed_batches,  # noqa: 
 # repeat per search, two step calls per position, the keras.io loop cut at the forced
 # length, a 512² matmul; the parent runs both sides itself, kseq's first (so its peak
 # memory is still kseq's alone; the peer's is then both sides', a figure the smoke run
-# only reports): no second process to start (TensorFlow and keras-hub, ~6 s).
+# only reports): no second process to start (TensorFlow and keras-hub, ~6 s). Two of
+# the four searches on each side (each a trace of seconds): greedy and beam, one
+# natural and one forced, so both searches and both stopping modes still run.
 SMOKE = dict(repeats=1, step_calls=2, example_tokens=SIZES["tiny"]["forced_length"],
-             matmul_size=512, matmul_calls=2)
+             matmul_size=512, matmul_calls=2, searches=("greedy_natural", "beam4_forced"))
+
+
+def searched(size, name):
+    """Whether a run of `size` times search `name` ("greedy_forced", ...): all four but
+    in the smoke run."""
+    return name in size.get("searches", (name,))
 
 
 def size_for(tiny):
@@ -189,6 +197,8 @@ def kseq_decoding(model, source, size):
                 key = f"{name}_{mode}" + ("_xla" if xla else "")
                 if xla and f"{name}_{mode}" not in size.get("xla_searches", (f"{name}_{mode}",)):
                     continue
+                if not searched(size, f"{name}_{mode}"):
+                    continue
                 settings = model.search_settings(beam_size=beam, max_length=size["forced_length"],
                                                  min_length=min_length, length_penalty=None)
                 fn = model.compiled_search(settings, xla=xla)
@@ -280,6 +290,9 @@ def peer_decoding(model, source, size, xla=False):
         del samplers["beam4"]
     for name, sampler in samplers.items():
         for mode, stop in (("forced", None), ("natural", [3])):
+            if not searched(size, f"{name}_{mode}"):
+                continue
+
             def run(src, sampler=sampler, stop=stop):
                 cache = initial_cache(src)
                 return sampler(make_next(), prompt, cache=cache, index=1,
@@ -351,12 +364,14 @@ def bf16_extra(tokenizer, natural, source, size):
     return result
 
 
-def run_side(side, size, peer_xla=False, bf16=False):
+def run_side(side, size, peer_xla=False, bf16=False, built=None):
+    """One side's figures. `built`: `build_data(size)` already made (the smoke run builds
+    it once for both sides, in one process; a child builds its own)."""
     import keras
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
-    tokenizer, data, np = build_data(size)
+    tokenizer, data, np = built or build_data(size)
     same = []
     for epoch in range(math.ceil(size["train_steps"] / (len(data["train"][0]) // size["batch"]))):
         same += padded_batches(data["train"], size["batch"], size["max_source"], np, epoch)
@@ -422,10 +437,11 @@ def main(argv=None):
         print(json.dumps(run_side(args.side, size, args.peer_xla, args.bf16)))
         return 0
     sides = {}
+    built = build_data(size) if args.tiny else None  # the same ids for both sides
     for side in ("kseq", "peer"):
         if args.tiny:  # in this process (kseq first); a round trip through JSON, as from a child
             sides[side] = json.loads(json.dumps(run_side(side, size, args.peer_xla and
-                                                         side == "peer", args.bf16)))
+                                                         side == "peer", args.bf16, built)))
             continue
         command = [sys.executable, os.path.abspath(__file__), "--side", side]
         command += (["--tiny"] if args.tiny else []) + (["--peer-xla"] if args.peer_xla else [])
@@ -456,7 +472,8 @@ def main(argv=None):
             **{f"decode_{search}_natural_vs_keras_io_example": ratio(
                 ours["decoding"][f"{search}_natural"]["sentences_per_second"],
                 peer["decoding"]["keras_io_example_greedy"]["sentences_per_second"])
-               for search in ("greedy", "beam4")},  # the example only decodes greedily
+               for search in ("greedy", "beam4")  # the example only decodes greedily
+               if f"{search}_natural" in ours["decoding"]},  # the smoke run: greedy only
             "peak_rss": ratio(ours["peak_rss_mib"], peer["peak_rss_mib"]),
         },
         "extra_kseq_natural_xla_over_peer_natural": ratio(

@@ -1,25 +1,26 @@
 """`benchmarks/bench_scaling.py --smoke`: every curve, every figure, the linearity and the PNG.
 
-One fresh process (as the benchmark is run): the tiny numbers preset decoding at two
+Its `main()` in this process (as `test_harness.py` runs the others: a child would
+only add a TensorFlow start and teardown): the tiny numbers preset decoding at two
 batch and two beam sizes, three one-layer training points (two widths, two lengths,
 one shared), a 512² matmul. Only that each figure is there, positive and finite, and
 that the figures agree with each other: no timing asserts (the machines are shared).
 """
 
+import contextlib
+import io
 import json
 import math
 import os
-import subprocess
 import sys
 
 import pytest
 
-from fresh_process import ENV
-
-pytestmark = pytest.mark.slow  # 55-85 s at load 5-7 on 2 cores: TF start, 5 traces
+pytestmark = pytest.mark.slow  # ~30 s at load 5-7 on 2 cores: 5 traces
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "benchmarks", "bench_scaling.py")
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import bench_scaling  # noqa: E402
 READINGS = {"sublinear", "linear", "superlinear"}
 
 
@@ -66,11 +67,10 @@ def check_linearity(reading, points, size_key):
 
 def test_smoke_run_reports_every_curve_and_draws_the_png(tmp_path):
     output, picture = tmp_path / "scaling.json", tmp_path / "scaling.png"
-    done = subprocess.run([sys.executable, SCRIPT, "--smoke", "--json", str(output),
-                           "--png", str(picture)], env=ENV, capture_output=True, text=True,
-                          timeout=600, check=False, cwd=ROOT)
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-2000:]
+    with contextlib.redirect_stdout(io.StringIO()):  # the printed JSON: the file is read
+        returned = bench_scaling.main(["--smoke", "--json", str(output), "--png", str(picture)])
     result = json.loads(output.read_text())
+    assert returned["png"] == result["png"]  # what main() returns is what it wrote
     assert result["smoke"] is True and result["machine"]["cpus"] == os.cpu_count()
     assert "synthetic" in result["training_model"]["data"]
     matmul = result["matmul_gflops"]
