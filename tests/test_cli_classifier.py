@@ -1,4 +1,10 @@
-"""`kseq train / classify / evaluate / export` on a classifier recipe and a text<TAB>label file."""
+"""`kseq train / classify / evaluate / export` on a classifier recipe and a text<TAB>label file.
+
+Commands run in-process through `kseq.cli.main(argv)`; the commands after `train` on one
+run folder share the model the first of them loads (`testing.load_presets_once`: loading
+a folder builds its model, and each load traces its functions anew; that is not what these
+tests check).
+"""
 
 import json
 import os
@@ -7,15 +13,18 @@ import pytest
 
 from classifier_fixtures import EXAMPLES, make_examples
 from kseq.cli import main
+from testing import load_presets_once
 
 pytestmark = pytest.mark.slow  # one tiny training run: ~15 s
 
+LOADED = {}  # run folder or preset name -> the model its first command loaded
+
 # Every validation and test example is scored right from the first epoch on (loss 0.003
-# after the third): 4 epochs (10 before, 30 before that), each about a second.
+# after the third): 2 epochs (4 before, 10 and 30 before that), each about a second.
 RECIPE = {"task": "classifier", "tokenizer": {"kind": "word"},
           "model": {"encoder": "rnn", "pooling": "attention", "hidden_dim": 16,
                     "max_length": 16, "dropout": 0.0},
-          "training": {"epochs": 4, "boundaries": [16], "batch_size": 16,
+          "training": {"epochs": 2, "boundaries": [16], "batch_size": 16,
                        "peak_learning_rate": 0.01, "warmup_steps": 10, "label_smoothing": 0.0}}
 
 
@@ -35,6 +44,7 @@ def test_classify_prints_label_and_probability(trained, tmp_path, capsys,
                                                monkeypatch):
     import io
 
+    load_presets_once(monkeypatch, LOADED, folders=[trained])
     capsys.readouterr()
     texts = [text for text, _ in EXAMPLES[:3]]
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(texts + [""]) + "\n"))
@@ -61,7 +71,9 @@ def test_training_logs_validation_accuracy_each_epoch(trained):
     assert all(0.0 <= value <= 1.0 for value in accuracy) and accuracy[-1] > 0.9
 
 
-def test_evaluate_reports_f1_and_draws_the_confusion_matrix(trained, tmp_path, capsys):
+def test_evaluate_reports_f1_and_draws_the_confusion_matrix(trained, tmp_path, capsys,
+                                                            monkeypatch):
+    load_presets_once(monkeypatch, LOADED, folders=[trained])
     capsys.readouterr()
     plot = str(tmp_path / "confusion.png")
     report = tmp_path / "report.json"
@@ -77,7 +89,8 @@ def test_evaluate_reports_f1_and_draws_the_confusion_matrix(trained, tmp_path, c
     assert os.path.getsize(plot) > 1000
 
 
-def test_export_and_wrong_commands(trained, tmp_path, capsys):
+def test_export_and_wrong_commands(trained, tmp_path, capsys, monkeypatch):
+    load_presets_once(monkeypatch, LOADED, folders=[trained])
     assert main(["export", trained, "--output", str(tmp_path / "serving" / "sentiment")]) == 0
     assert os.path.isfile(tmp_path / "serving" / "sentiment" / "1" / "saved_model.pb")
     assert main(["translate", trained, "one"]) == 2
@@ -105,6 +118,7 @@ def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
     assert "epoch 2: val token accuracy " in capsys.readouterr().out
     header = open(os.path.join(run, "history.csv")).readline().strip().split(",")
     assert "val_token_accuracy" in header
+    load_presets_once(monkeypatch, {}, folders=[run])  # one load for the four commands below
     monkeypatch.setattr("sys.stdin", io.StringIO("bokar lumi\n\n"))
     assert main(["tag", run]) == 0
     lines = capsys.readouterr().out.splitlines()

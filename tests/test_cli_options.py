@@ -1,6 +1,7 @@
 """The options users reach for and the behaviour they expect from `kseq` (issue 31).
 
-In-process through `kseq.cli.main(argv)`: every option has help and a place in the
+In-process through `kseq.cli.main(argv)` (the shipped preset loaded once for the module:
+`testing.load_presets_once`): every option has help and a place in the
 README's table; mistakes give one line, exit 2 and change no file; search and
 output options on the shipped `numbers_fr_transformer`; `train --set` and friends
 recorded in `recipe.json`, with the `--minutes` stop saying how to continue; an
@@ -16,10 +17,14 @@ import pytest
 
 from kseq import cli
 from kseq.cli import build_parser, main
+from testing import load_presets_once
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRESET = "numbers_fr_transformer"  # shipped weights: loads in a second, no training
 TINY = "numbers_fr_tiny"  # what the train rows name: were a check to miss, seconds of training
+# The preset loaded once for the module's commands (their point is the options, not the
+# loading, which the first of them still does): a load builds the model, ~3 s.
+LOADED = {}
 
 
 def commands():
@@ -116,7 +121,8 @@ def test_mistakes_are_one_line_exit_2_and_change_no_file(argv, expected, tmp_pat
 
 
 @pytest.mark.slow
-def test_evaluate_refuses_options_its_task_does_not_take(tmp_path, capsys):
+def test_evaluate_refuses_options_its_task_does_not_take(tmp_path, capsys, monkeypatch):
+    load_presets_once(monkeypatch, LOADED)
     data = tmp_path / "pairs.tsv"
     data.write_text("forty-two\tquarante-deux\n", encoding="utf-8")
     assert main(["evaluate", PRESET, "--data", str(data), "--plot", str(tmp_path / "c.png")]) == 2
@@ -125,7 +131,8 @@ def test_evaluate_refuses_options_its_task_does_not_take(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_search_and_output_options_reach_the_search(tmp_path, capsys):
+def test_search_and_output_options_reach_the_search(tmp_path, capsys, monkeypatch):
+    load_presets_once(monkeypatch, LOADED)
     assert main(["translate", PRESET, "forty-two", "nine hundred", "--beam", "3", "--n-best",
                  "2", "--scores"]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
@@ -145,8 +152,9 @@ def test_search_and_output_options_reach_the_search(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_evaluate_writes_the_full_report_on_request(tmp_path, capsys):
+def test_evaluate_writes_the_full_report_on_request(tmp_path, capsys, monkeypatch):
     """(Without --json a single summary line: tests/test_cli_classifier.py, _captioner.py.)"""
+    load_presets_once(monkeypatch, LOADED)
     data = tmp_path / "pairs.tsv"
     data.write_text("forty-two\tquarante-deux\nnine\tneuf\n", encoding="utf-8")
     report = tmp_path / "report.json"

@@ -1,6 +1,8 @@
-"""The image classifier: `SequenceClassifier` over an `ImageEncoder` (one model, two input kinds)."""
+"""The image classifier: `SequenceClassifier` over an `ImageEncoder` (one model, two input kinds).
 
-import os
+Its export (image bytes in, bad rows flagged) is served by tests/export/test_classifier_export.py,
+in the one child that serves the text classifier's and the tagger's exports too.
+"""
 
 import keras
 import numpy as np
@@ -9,12 +11,12 @@ import tensorflow as tf
 
 import kseq
 from image_classifier_fixtures import EXAMPLES, SHAPES, build, draw, overfit
-from testing import run_export_test
 
 
 @pytest.fixture(scope="module")
-def trained():
-    return overfit("attention")
+def trained(shared_models):
+    """Trained once per run: tests/export/test_classifier_export.py exports the same model."""
+    return shared_models.get("image-classifier-attention", lambda: overfit("attention"))
 
 
 @pytest.mark.slow
@@ -68,25 +70,6 @@ def test_max_pooling_and_keras_round_trip(tmp_path):
     np.testing.assert_allclose(restored.probabilities(images)[0],
                                model.probabilities(images)[0], atol=1e-6)
     assert loaded.preprocessor.image_size == (24, 24) and loaded.pooling == "max"
-
-
-@pytest.mark.slow  # an export and a child process: ~15 s
-def test_the_export_serves_image_bytes_and_flags_bad_rows(trained, tmp_path):
-    path = str(tmp_path / "shapes" / "1")
-    trained.export(path)
-    good = [image for image, _ in EXAMPLES[:3]]
-    answers = run_export_test(path, {
-        "mixed": ("serving_default", {"image_bytes": [good[0], b"junk", good[1], good[2]]}),
-        "empty": ("serving_default", {"image_bytes": []})})
-    mixed = answers["mixed"]
-    assert mixed["label"] == ["bar", "", "dot", "frame"]
-    assert mixed["label_id"] == [0, -1, 1, 2] and mixed["valid"] == [True, False, True, True]
-    assert mixed["probabilities"][1] == [0.0, 0.0, 0.0]
-    expected = trained.probabilities(good)[0]
-    np.testing.assert_allclose([mixed["probabilities"][i] for i in (0, 2, 3)], expected,
-                               atol=1e-5)
-    assert answers["empty"]["label"] == []
-    assert os.path.isfile(os.path.join(path, "assets", "labels.txt"))
 
 
 def test_an_encoder_and_a_preprocessor_of_other_inputs_are_refused():

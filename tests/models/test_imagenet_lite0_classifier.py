@@ -18,7 +18,7 @@ import pytest
 import kseq
 from kseq.cli import main
 from kseq.presets import catalog
-from testing import run_export_test
+from testing import load_presets_once, run_export_test
 
 NAME = "imagenet_lite0_classifier"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -102,8 +102,11 @@ def test_grace_hopper_is_a_military_uniform_as_the_checkpoint_says(model):
 
 
 @pytest.mark.slow  # the command, an export and a child process without kseq: ~35 s
-def test_the_command_and_the_export_in_a_fresh_process_agree(model, tmp_path, capsys):
+def test_the_command_and_the_export_in_a_fresh_process_agree(model, tmp_path, capsys,
+                                                           monkeypatch):
     path = grace_hopper()
+    # The command's preset is the module's model (loaded once: building Lite0 costs seconds).
+    load_presets_once(monkeypatch, {NAME: model})
     assert main(["classify", NAME, path]) == 0
     line = capsys.readouterr().out.strip()
     assert line.split("\t")[1:] == ["military uniform", f"{PROBABILITY:.4f}"]

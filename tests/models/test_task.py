@@ -15,7 +15,7 @@ import kseq
 from kseq.cli import main as kseq_command
 from kseq.data import numbers_dataset
 from kseq.training import load_trained
-from testing import build_optimizer, run_export_test, run_task_test
+from testing import build_optimizer, load_presets_once, run_export_test, run_task_test
 from toy_classifier import ToyClassifier, ToyPreprocessor
 
 NUMBERS = numbers_dataset("fr", train_size=60, valid_size=0, test_size=0, seed=3)["train"]
@@ -82,7 +82,7 @@ def test_the_toy_classifier_exports_through_the_one_export_path(trained_toy, tmp
 
 
 @pytest.mark.slow
-def test_kseq_train_trains_the_toy_task_from_a_recipe_file(tmp_path, capsys):
+def test_kseq_train_trains_the_toy_task_from_a_recipe_file(tmp_path, capsys, monkeypatch):
     recipe, data = tmp_path / "toy.json", tmp_path / "toy.tsv"
     recipe.write_text(json.dumps(RECIPE), encoding="utf-8")
     data.write_text("".join(f"{t}\t{label}\n" for t, label in PAIRS * 2), encoding="utf-8")
@@ -93,6 +93,8 @@ def test_kseq_train_trains_the_toy_task_from_a_recipe_file(tmp_path, capsys):
     served = served_labels(model, [t for t, _ in PAIRS])
     assert np.mean([s == label for s, (_, label) in zip(served, PAIRS)]) > 0.9
     assert "saved" in capsys.readouterr().out
-    # Commands this task does not support say so in one line.
+    # Commands this task does not support say so in one line (on the model loaded above: a
+    # second load of the folder checks nothing more).
+    load_presets_once(monkeypatch, {output: model}, folders=[output])
     assert kseq_command(["translate", output, "one"]) == 2
     assert "needs a model with `translate`" in capsys.readouterr().err
