@@ -1,6 +1,7 @@
-"""Loss and validation-score curves of a training run, redrawn as a PNG after every epoch."""
+"""Loss and validation-score curves of a training run, redrawn as a PNG after each epoch."""
 
 import sys
+import time
 
 import keras
 
@@ -49,28 +50,47 @@ def plot_curves(rows, path):
 
 
 class TrainingCurves(keras.callbacks.Callback):
-    """Keeps each epoch's logs and redraws `path` (loss and validation score) after each epoch.
+    """Keeps each epoch's logs and redraws `path` (loss and validation score) after an epoch.
 
+    Drawing costs a fraction of a second, more than a short epoch: the picture is
+    redrawn after an epoch only when `redraw_seconds` have passed since the last
+    drawing (or since training started), and always when training ends. An epoch of
+    a real run takes longer than that, so it redraws after every epoch.
     Place it after the validation callback (`BleuCallback`, `ValidationScoreCallback`) so
     the epoch logs already hold its score.
     Without matplotlib (the `plot` extra) it says so once and draws nothing.
     """
 
-    def __init__(self, path, previous_rows=()):
+    def __init__(self, path, previous_rows=(), redraw_seconds=5.0):
         super().__init__()
         self.path = path
         self.rows = list(previous_rows)
+        self.redraw_seconds = redraw_seconds
         self.warned = False
+        self.drawn_rows = len(self.rows)
+        self.last_drawn = time.monotonic()
+
+    def on_train_begin(self, logs=None):
+        self.last_drawn = time.monotonic()
 
     def on_epoch_end(self, epoch, logs=None):
         self.rows.append({k: float(v) for k, v in (logs or {}).items()
                           if isinstance(v, (int, float))})
+        if time.monotonic() - self.last_drawn >= self.redraw_seconds:
+            self._draw()
+
+    def on_train_end(self, logs=None):
+        if len(self.rows) > self.drawn_rows:
+            self._draw()
+
+    def _draw(self):
         try:
             plot_curves(self.rows, self.path)
         except ImportError:
             self._warn_once("matplotlib missing (pip install 'kseq[plot]')")
         except OSError as error:  # a full disk costs the picture, not the run
             self._warn_once(f"cannot write {self.path} ({error})")
+        self.drawn_rows, self.last_drawn = len(self.rows), time.monotonic()
 
     def _warn_once(self, reason):
         if not self.warned:
