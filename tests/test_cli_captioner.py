@@ -7,23 +7,9 @@ import pytest
 
 from captioner_fixtures import EXAMPLES, overfit_captioner  # noqa: F401
 from kseq.cli import main
+from testing import load_presets_once
 
 pytestmark = pytest.mark.slow  # one tiny training run and the shared captioner: ~40 s
-
-
-def _loading_once(load_trained):
-    """`load_trained` that loads each run folder once and hands the same model to every
-    later command: every command here reads the one run folder, and each fresh load
-    (1-2 s) would also trace its searches again. The first command still loads the
-    folder for real (and `kseq train`'s run folder is no other test's)."""
-    loaded = {}
-
-    def load_once(model_dir):
-        key = os.path.abspath(model_dir)
-        if key not in loaded:
-            loaded[key] = load_trained(model_dir)
-        return loaded[key]
-    return load_once
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +20,9 @@ def trained(overfit_captioner, tmp_path_factory):
     (the preset's recipe, data cut to the 5 test scenes `evaluate` scores), so
     they reuse the captioner the other captioner tests train; `kseq train` on a
     captioner recipe is `test_train_from_image_paths_with_a_frozen_backbone`.
-    The commands load the folder once (`_loading_once`).
+    The commands load the folder once (`testing.load_presets_once`).
     """
-    from kseq import training, zoo
+    from kseq import zoo
 
     run = tmp_path_factory.mktemp("runs") / "shapes"
     run.mkdir()
@@ -45,7 +31,7 @@ def trained(overfit_captioner, tmp_path_factory):
     (run / "recipe.json").write_text(json.dumps(recipe))
     overfit_captioner.save(str(run / "model.keras"))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(training, "load_trained", _loading_once(training.load_trained))
+        load_presets_once(patch, {}, folders=[str(run)])
         yield str(run)
 
 
