@@ -31,6 +31,8 @@ class ImageSource:
     """
 
     input_kind = "images"
+    # Decoded images of a real training set do not fit in memory: decode them every epoch.
+    cache_examples = False
 
     @property
     def input_signature(self):
