@@ -2,6 +2,8 @@
 
 import keras
 
+from kseq.layers.checks import require_rank
+
 
 class TransformerBlockBase(keras.layers.Layer):
     """Stores the block hyper-parameters and checks the width against the heads.
@@ -38,6 +40,16 @@ class TransformerBlockBase(keras.layers.Layer):
                 f"Received: width={width}, num_heads={self.num_heads}"
             )
         return width // self.num_heads
+
+    def compute_output_spec(self, inputs, *args, **kwargs):
+        """`[B, T, E]` like `inputs`, in the compute dtype, without running `call`.
+
+        Keras otherwise runs `call` on symbolic inputs for every block of every
+        functional model it builds or loads: about half the time of building or
+        loading a Transformer translator. `build` has made every sub-layer by then.
+        """
+        require_rank("inputs", inputs, 3)
+        return keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
 
     def get_config(self):
         return {

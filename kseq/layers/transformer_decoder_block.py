@@ -130,6 +130,17 @@ class TransformerDecoderBlock(TransformerBlockBase):
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, training)
         return (x, weights) if return_attention_scores else x
 
+    def compute_output_spec(self, inputs, memory=None, memory_mask=None, decoder_mask=None,
+                            return_attention_scores=False, training=None):
+        if return_attention_scores:  # rare (attention plots): let Keras run `call`
+            return keras.layers.Layer.compute_output_spec(
+                self, inputs, memory, memory_mask=memory_mask, decoder_mask=decoder_mask,
+                return_attention_scores=True, training=training)
+        if self.has_cross_attention:
+            require_rank("memory", memory, 3)
+            require_mask("memory_mask", memory_mask)
+        return super().compute_output_spec(inputs)
+
     def compute_mask(self, inputs, memory=None, mask=None, **kwargs):
         return None
 

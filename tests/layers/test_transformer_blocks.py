@@ -81,3 +81,32 @@ def test_bad_input_errors():
         block(X, MEMORY[0], memory_mask=MEMORY_MASK)
     with pytest.raises(ValueError, match="divisible by `num_heads`"):
         kseq.layers.TransformerEncoderBlock(num_heads=3, intermediate_dim=16)(X)
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+def test_symbolic_calls_give_the_traced_spec_without_running_call(policy, monkeypatch):
+    """Functional models get each block's output spec without tracing `call` (half of
+    building or loading a Transformer translator); the spec equals what `call` gives."""
+    import keras
+    encoder = kseq.layers.TransformerEncoderBlock(num_heads=2, intermediate_dim=16, dtype=policy)
+    decoder = kseq.layers.TransformerDecoderBlock(num_heads=2, intermediate_dim=16, dtype=policy)
+    source, target = keras.Input((5, 8)), keras.Input((None, 8))
+    source_mask = keras.Input((5,), dtype="bool")
+    traced = []
+    for block in (encoder, decoder):
+        monkeypatch.setattr(block, "call", lambda *a, **k: traced.append(a) or a[0])
+    memory = encoder(source, padding_mask=source_mask)
+    out = decoder(target, memory, memory_mask=source_mask)
+    assert traced == []
+    model = keras.Model([source, target, source_mask], out)
+    monkeypatch.undo()
+    x, m = np.ones((2, 3, 8), "float32"), np.ones((2, 5, 8), "float32")
+    mask = np.ones((2, 5), bool)
+    real = model([m, x, mask])
+    assert (tuple(out.shape), out.dtype) == ((None, None, 8), encoder.compute_dtype)
+    assert (tuple(real.shape), keras.backend.standardize_dtype(real.dtype)) == (
+        (2, 3, 8), encoder.compute_dtype)
+    with pytest.raises(ValueError, match="`inputs` must have rank 3"):
+        encoder(keras.Input((8,)))
+    with pytest.raises(ValueError, match="memory_mask.*Received: memory_mask=None"):
+        decoder(target, memory)
