@@ -39,10 +39,13 @@ class TranslatorEndpoints(tf.Module):
         self.settings = settings
         self.max_source_length = model.max_source_length
         search = lambda ids: model.search(ids, settings, xla=xla)
-        self.search = tf.function(search, jit_compile=True) if xla else search
+        # One function that both endpoints call: the search is traced once, not once
+        # per endpoint (a beam search's trace is most of an export's time).
         # No autograph: the search is written with explicit `tf.while_loop`s (and
         # marked do_not_convert), so converting the layers only costs time: the
         # export traces in about half the time without it, with the same graph.
+        self.search = tf.function(search, jit_compile=xla or None, autograph=False,
+                                  input_signature=[tf.TensorSpec([None, None], tf.int32)])
         self.serve_text = tf.function(self._serve_text, autograph=False, input_signature=[
             tf.TensorSpec([None], tf.string, name="text")])
         self.serve_ids = tf.function(self._serve_ids, autograph=False, input_signature=[
