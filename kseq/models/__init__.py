@@ -2,6 +2,7 @@
 
 from kseq.models import decoders, encoders, preprocessors  # noqa: F401
 from kseq.models.preprocessors import Preprocessor  # noqa: F401
+from kseq.models.fused_adam import FusedAdam  # noqa: F401
 from kseq.models.task import Task  # noqa: F401
 from kseq.models.generative_task import GenerativeTask  # noqa: F401
 from kseq.models.encoder_decoder_task import EncoderDecoderTask  # noqa: F401

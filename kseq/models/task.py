@@ -54,6 +54,7 @@ from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy, ValidationSco
 from kseq.models.real_rows_train_step import real_rows_train_step
 from kseq.models.recipes import merge
 from kseq.presets.catalog import canonical_name, has_weights, load_preset_model, preset_recipe
+from kseq.models.fused_adam import FusedAdam
 from kseq.models.schedules import WarmupInverseSqrt
 
 logger = logging.getLogger("kseq")
@@ -230,8 +231,8 @@ class Task(keras.Model):
         schedule = WarmupInverseSqrt(training.get("peak_learning_rate", 1e-3),
                                      training.get("warmup_steps", 1000))
         self.compile(
-            optimizer=keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
-                                            clipnorm=training.get("clipnorm", 1.0)),
+            optimizer=FusedAdam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
+                                clipnorm=training.get("clipnorm", 1.0)),
             loss=MaskedSparseCrossEntropy(training.get("label_smoothing", 0.1),
                                           pad_id=self.label_pad_id,
                                           class_weights=self.class_weights(training)),
