@@ -66,6 +66,7 @@ EXAMPLES = {
     "TranslatorPreprocessor": lambda: kseq.models.TranslatorPreprocessor(TOKENIZER, TOKENIZER,
                                                                          8, 8),
     "WarmupInverseSqrt": lambda: kseq.models.schedules.WarmupInverseSqrt(1e-3, 10),
+    "FusedAdam": lambda: kseq.models.FusedAdam(1e-3, beta_2=0.98, clipnorm=1.0),
 }
 # Names that files saved by kseq 0.1 use; they resolve to Translator.
 ALIASES = {"RnnTranslator", "ConvTranslator"}

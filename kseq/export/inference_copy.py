@@ -18,7 +18,7 @@ Example:
 ...     {"task": "tagger", "model": {"encoder": "rnn", "hidden_dim": 8}}, [("the dog", "D N")])
 >>> copy = inference_model(model)
 >>> type(model.optimizer).__name__, getattr(copy, "optimizer", None)
-('Adam', None)
+('FusedAdam', None)
 >>> len(copy.weights) == len(model.weights)
 True
 """

@@ -27,7 +27,7 @@ class FusedAdam(keras.optimizers.Adam):
     >>> w = keras.Variable(np.array([1.0, -1.0], "float32"))
     >>> optimizer = kseq.models.FusedAdam(learning_rate=0.1)
     >>> _ = optimizer.apply_gradients([(np.array([0.5, -0.5], "float32"), w)])
-    >>> np.round(w.numpy(), 4).tolist()
+    >>> [round(float(x), 4) for x in w.numpy()]
     [0.9, -0.9]
     """
 
