@@ -90,7 +90,7 @@ class _SettingsGenerate:
 
     def __call__(self, inputs, *prompts):
         preprocessor = self.model.preprocessor
-        model_inputs = preprocessor.inference_inputs(inputs)
+        model_inputs = preprocessor.traced("inference_inputs")(inputs)
         prompt = preprocessor.prompt_inputs(prompts[0]) if prompts else ()
         ids, scores, _ = self.search(model_inputs[preprocessor.input_signature[0].name],
                                      *prompt)
@@ -253,7 +253,10 @@ class GenerativeTask(Task):
         export's endpoint): the one place where M outputs per input are detokenized."""
         shape = tf.shape(ids)
         flat = tf.reshape(ids, [shape[0] * shape[1], shape[2]])  # [B·M, T]
-        return tf.reshape(self.preprocessor.detokenize(flat), shape[:2])  # [B, M]
+        # In a graph, one trace of the detokenizer serves every search and export.
+        detokenize = (self.preprocessor.detokenize if tf.executing_eagerly()
+                      else self.preprocessor.traced("detokenize"))
+        return tf.reshape(detokenize(flat), shape[:2])  # [B, M]
 
     def compiled_generate(self, settings, xla=False, prompts=False):
         """`generate`'s one graph call per batch, cached per settings: raw inputs `[B]` (and,

@@ -136,6 +136,9 @@ def test_bucketing_keeps_every_example_once_with_bounded_shapes():
 @pytest.mark.slow
 def test_translate_edge_cases(caplog):
     model = tiny_translator()
+    traces = []  # Python runs inference_inputs once per trace
+    tokenize = model.preprocessor.inference_inputs
+    model.preprocessor.inference_inputs = lambda texts: traces.append(1) or tokenize(texts)
     assert model.translate([]) == []
     with pytest.raises(ValueError, match="list of strings"):
         model.translate("one")
@@ -143,6 +146,8 @@ def test_translate_edge_cases(caplog):
     outputs = model.translate(["", long_input, "zebra"], beam_size=2, n_best=2)
     assert len(outputs) == 3 and all(len(o) == 2 for o in outputs)
     assert "truncated" in caplog.text
+    assert len(model.translate(["zebra", "seven seven"], beam_size=1)) == 2
+    assert len(traces) == 1  # the second search setting reuses the text handling's trace
     with pytest.raises(ValueError, match="at least one .*Received: 0 pairs"):
         model.evaluate_bleu([])
 

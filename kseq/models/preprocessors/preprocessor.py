@@ -63,17 +63,24 @@ class Preprocessor:
         )
 
     def traced_call(self):
-        """`__call__` as one `tf.function` per preprocessor, made on first use.
+        """`__call__` as one `tf.function` per preprocessor (see `traced`), with
+        autograph as `dataset.map` would use."""
+        return self.traced("__call__", autograph=True)
 
-        tf.data traces a map's function again for every dataset it builds; the
-        tokenisation inside costs about a second to trace. Through this function
-        a training run's datasets, its validation and later evaluations trace it
-        once per input structure.
+    def traced(self, method, autograph=False):
+        """The method named `method` as one `tf.function` per preprocessor, made on first use.
+
+        tf.data traces a map's function again for every dataset it builds, and
+        every new search setting or export traces its text handling again; the
+        tokenisation inside costs about a second to trace. Graphs that call
+        the method through this function share one trace per input structure.
         """
-        traced = self.__dict__.get("_traced_call")
-        if traced is None:
-            traced = self.__dict__["_traced_call"] = tf.function(self.__call__)
-        return traced
+        cache = self.__dict__.setdefault("_traced", {})
+        key = (method, autograph)
+        if key not in cache:
+            cache[key] = tf.function(getattr(self, method), autograph=autograph,
+                                     reduce_retracing=True)
+        return cache[key]
 
     def training_dataset(self, data, boundaries, batch_size=None, token_budget=None,
                          shuffle=True, seed=0, repeat=False, cache=None):
