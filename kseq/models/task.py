@@ -51,10 +51,10 @@ import tensorflow as tf  # eager or graph: see `inference_logits`; `fit`'s datas
 
 from kseq.errors import KseqError
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy, ValidationScoreCallback
+from kseq.models.fused_adam import FusedAdam
 from kseq.models.real_rows_train_step import real_rows_train_step
 from kseq.models.recipes import merge
 from kseq.presets.catalog import canonical_name, has_weights, load_preset_model, preset_recipe
-from kseq.models.fused_adam import FusedAdam
 from kseq.models.schedules import WarmupInverseSqrt
 
 logger = logging.getLogger("kseq")

@@ -57,15 +57,11 @@ class Preprocessor:
         return (
             self.to_dataset(data)
             .batch(chunk)
-            .map(self.traced_call(), num_parallel_calls=tf.data.AUTOTUNE)
+            # autograph on, as `dataset.map` would use for `self`
+            .map(self.traced("__call__", autograph=True), num_parallel_calls=tf.data.AUTOTUNE)
             .unbatch()
             .map(_dense_example, num_parallel_calls=tf.data.AUTOTUNE)
         )
-
-    def traced_call(self):
-        """`__call__` as one `tf.function` per preprocessor (see `traced`), with
-        autograph as `dataset.map` would use."""
-        return self.traced("__call__", autograph=True)
 
     def traced(self, method, autograph=False):
         """The method named `method` as one `tf.function` per preprocessor, made on first use.
