@@ -26,14 +26,24 @@ True
 
 import tensorflow as tf
 
+# More rows than an in-memory table holds. Read with `get_single_element`: a Python
+# iterator over such a batch of ragged string rows never returned (TF 2.21).
+_LARGER_THAN_ANY_DATASET = 2**31 - 1
+
 
 class ExampleTable:
     """Every example of a finite dataset, held as (nested) ragged rows for random access."""
 
     def __init__(self, examples):
-        self.size = int(examples.reduce(tf.constant(0, tf.int64), lambda count, _: count + 1))
-        self.rows = (examples.ragged_batch(self.size).get_single_element()
-                     if self.size else None)
+        # One pass: every example in one ragged batch. Counting first would run the whole
+        # pipeline (tokenisation included) twice.
+        try:
+            self.rows = examples.ragged_batch(_LARGER_THAN_ANY_DATASET).get_single_element()
+        except tf.errors.InvalidArgumentError:  # "Dataset was empty", or a pipeline error
+            if int(examples.take(1).reduce(0, lambda count, _: count + 1)):
+                raise
+            self.rows = None
+        self.size = int(tf.nest.flatten(self.rows)[0].shape[0]) if self.rows is not None else 0
 
     def row(self, index):
         return tf.nest.map_structure(lambda rows: rows[index], self.rows)
