@@ -13,6 +13,10 @@ pass over every bucket shape is run first, so tracing (and XLA compilation with
 target tokens. The peer's figure comes from `peer_opennmt_libreoffice.py`'s
 JSON (the mean of OpenNMT-tf's own `tokens/s` log lines over its 40-minute run),
 or from the issue's reported 9,000 when that JSON is missing. Prints JSON.
+
+`--compare-keras-adam` also times the same batches with Keras's own Adam in
+place of kseq's `FusedAdam` (the rest of `compile_from_recipe` unchanged),
+alternated with it for `--rounds` rounds: does the fused update pay at this size?
 """
 
 import json
@@ -24,6 +28,8 @@ import harness  # benchmarks/harness.py, before TensorFlow
 import tensorflow as tf
 
 from kseq import zoo
+from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
+from kseq.models.schedules import WarmupInverseSqrt
 from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
 
 ISSUE_PEER_TOKENS_PER_SECOND = 9000
@@ -43,6 +49,54 @@ def real_tokens(batch):
     return int(tf.math.count_nonzero(features["source_ids"])) + int(tf.math.count_nonzero(labels))
 
 
+def time_steps(model, warm, timed):
+    """(warm-up seconds, timed seconds, last loss): one step per batch with `train_on_batch`."""
+    started = time.perf_counter()
+    for features, labels in warm:  # traces each shape (and compiles with --jit)
+        model.train_on_batch(features, labels)
+    warm_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    for features, labels in timed:
+        loss = model.train_on_batch(features, labels)
+    return warm_seconds, time.perf_counter() - started, loss
+
+
+def compare_optimizers(model, training, warm, timed, rounds, tokens):
+    """kseq's FusedAdam against Keras's Adam on the same model and batches, alternated.
+
+    Each round recompiles the model (new optimizer state, a new trace: warm-up
+    excluded); the weights keep training, which changes no step's cost.
+    """
+    import keras
+
+    def keras_adam():  # compile_from_recipe's settings, with Keras's Adam
+        schedule = WarmupInverseSqrt(training.get("peak_learning_rate", 1e-3),
+                                     training.get("warmup_steps", 1000))
+        model.compile(optimizer=keras.optimizers.Adam(
+            schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
+            clipnorm=training.get("clipnorm", 1.0)),
+            loss=MaskedSparseCrossEntropy(training.get("label_smoothing", 0.1),
+                                          pad_id=model.label_pad_id),
+            metrics=[MaskedAccuracy(pad_id=model.label_pad_id)],
+            jit_compile=bool(training.get("jit_compile", False)))
+
+    setups = {"fused_adam": lambda: model.compile_from_recipe(training),
+              "keras_adam": keras_adam}
+
+    def seconds_per_step(setup):
+        setup()
+        return time_steps(model, warm, timed)[1] / len(timed)
+
+    figures = harness.alternated({name: lambda setup=setup: seconds_per_step(setup)
+                                  for name, setup in setups.items()}, rounds)
+    return {"seconds_per_step": {name: [round(v, 4) for v in values]
+                                 for name, values in figures["rounds"].items()},
+            "median_real_tokens_per_second": {name: round(tokens / len(timed) / median)
+                                              for name, median in figures["median"].items()},
+            "ratio_fused_over_keras": harness.ratio(figures["median"]["keras_adam"],
+                                                    figures["median"]["fused_adam"], 3)}
+
+
 def main(argv=None):
     parser = harness.arguments(__doc__)
     parser.add_argument("--steps", type=int, default=40, help="timed training steps")
@@ -51,6 +105,11 @@ def main(argv=None):
     parser.add_argument("--boundaries", type=lambda text: [int(b) for b in text.split(",")],
                         help="bucket boundaries, e.g. 8,12,16,20,24,32,40,48,64,96 "
                              "(default: the preset's)")
+    parser.add_argument("--compare-keras-adam", action="store_true",
+                        help="also time the same batches with Keras's own Adam (instead of "
+                             "kseq's FusedAdam), alternated round by round; medians")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternated rounds with --compare-keras-adam")
     parser.add_argument("--peer-json", default=os.path.join(
         harness.FOLDER, "experiments", "results", "peer_opennmt_libreoffice.json"))
     args = harness.parse(parser, argv)
@@ -74,16 +133,11 @@ def main(argv=None):
         shapes.setdefault(tuple(batch[0]["source_ids"].shape) + tuple(batch[1].shape), batch)
     warm = list(shapes.values())
     timed = [b for b in batches if all(b is not w for w in warm)][: args.steps]
-    started = time.perf_counter()
-    for features, labels in warm:
-        model.train_on_batch(features, labels)
-    warm_seconds = time.perf_counter() - started
-    started = time.perf_counter()
-    for features, labels in timed:
-        loss = model.train_on_batch(features, labels)
-    seconds = time.perf_counter() - started
+    warm_seconds, seconds, loss = time_steps(model, warm, timed)
     tokens = sum(real_tokens(b) for b in timed)
     padded = sum(int(tf.size(b[0]["source_ids"])) + int(tf.size(b[1])) for b in timed)
+    optimizers = (compare_optimizers(model, training, warm, timed, args.rounds, tokens)
+                  if args.compare_keras_adam else None)
     peer, peer_source = peer_figure(args.peer_json)
     result = {
         "configuration": "Transformer 3+3, d_model 256, ff 1024, 4 heads, shared vocabulary "
@@ -99,6 +153,8 @@ def main(argv=None):
         "peer_tokens_per_second": peer, "peer_source": peer_source,
         "ratio_kseq_over_peer": round(tokens / seconds / peer, 3),
     }
+    if optimizers:
+        result["optimizers"] = optimizers
     harness.write("bench_onmt_config", result, args)
     return result
 
