@@ -28,8 +28,7 @@ import harness  # benchmarks/harness.py, before TensorFlow
 import tensorflow as tf
 
 from kseq import zoo
-from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy
-from kseq.models.schedules import WarmupInverseSqrt
+from kseq.metrics import MaskedAccuracy
 from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
 
 ISSUE_PEER_TOKENS_PER_SECOND = 9000
@@ -69,16 +68,11 @@ def compare_optimizers(model, training, warm, timed, rounds, tokens):
     """
     import keras
 
-    def keras_adam():  # compile_from_recipe's settings, with Keras's Adam
-        schedule = WarmupInverseSqrt(training.get("peak_learning_rate", 1e-3),
-                                     training.get("warmup_steps", 1000))
-        model.compile(optimizer=keras.optimizers.Adam(
-            schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9,
-            clipnorm=training.get("clipnorm", 1.0)),
-            loss=MaskedSparseCrossEntropy(training.get("label_smoothing", 0.1),
-                                          pad_id=model.label_pad_id),
-            metrics=[MaskedAccuracy(pad_id=model.label_pad_id)],
-            jit_compile=bool(training.get("jit_compile", False)))
+    def keras_adam():  # compile_from_recipe's loss and optimizer settings, Keras's Adam
+        model.compile_from_recipe(training)
+        model.compile(optimizer=keras.optimizers.Adam.from_config(model.optimizer.get_config()),
+                      loss=model.loss, metrics=[MaskedAccuracy(pad_id=model.label_pad_id)],
+                      jit_compile=model.jit_compile)
 
     setups = {"fused_adam": lambda: model.compile_from_recipe(training),
               "keras_adam": keras_adam}
