@@ -14,6 +14,10 @@ target tokens. The peer's figure comes from `peer_opennmt_libreoffice.py`'s
 JSON (the mean of OpenNMT-tf's own `tokens/s` log lines over its 40-minute run),
 or from the issue's reported 9,000 when that JSON is missing. Prints JSON.
 
+`--precision mixed_bfloat16` builds the model under that dtype policy (bf16
+matmuls, float32 weights and loss): native on CPUs with `avx512_bf16` /
+`amx_bf16`, emulated (slower) elsewhere.
+
 `--compare-keras-adam` also times the same batches with Keras's own Adam in
 place of kseq's `FusedAdam` (the rest of `compile_from_recipe` unchanged),
 alternated with it for `--rounds` rounds: does the fused update pay at this size?
@@ -30,6 +34,7 @@ import tensorflow as tf
 from kseq import zoo
 from kseq.metrics import MaskedAccuracy
 from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
+from kseq.training.precision import precision_scope
 
 ISSUE_PEER_TOKENS_PER_SECOND = 9000
 TOKEN_BUDGET = 4096
@@ -95,6 +100,8 @@ def main(argv=None):
     parser = harness.arguments(__doc__)
     parser.add_argument("--steps", type=int, default=40, help="timed training steps")
     parser.add_argument("--jit", action="store_true", help="compile the train step with XLA")
+    parser.add_argument("--precision", choices=("float32", "mixed_bfloat16"), default="float32",
+                        help="the dtype policy the model is built under (the peer: float32)")
     parser.add_argument("--dropout", type=float, default=0.1, help="the peer's is 0.1")
     parser.add_argument("--boundaries", type=lambda text: [int(b) for b in text.split(",")],
                         help="bucket boundaries, e.g. 8,12,16,20,24,32,40,48,64,96 "
@@ -115,8 +122,9 @@ def main(argv=None):
                        {"training": {"boundaries": args.boundaries}} if args.boundaries else None)
     training = recipe["training"]
     splits = zoo.build_data(recipe)
-    model = zoo.translator("transformer", train_data=splits["train"], recipe=recipe,
-                           **{k: v for k, v in recipe["model"].items() if k != "arch"})
+    with precision_scope(args.precision):
+        model = zoo.translator("transformer", train_data=splits["train"], recipe=recipe,
+                               **{k: v for k, v in recipe["model"].items() if k != "arch"})
     preprocessor = TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
                                           model.max_source_length, model.max_target_length)
     dataset = preprocessor.training_dataset(splits["train"], training["boundaries"],
@@ -136,7 +144,7 @@ def main(argv=None):
     result = {
         "configuration": "Transformer 3+3, d_model 256, ff 1024, 4 heads, shared vocabulary "
                          f"{len(model.source_tokenizer.vocabulary)}, token batches {TOKEN_BUDGET}",
-        "jit_compile": args.jit, "dropout": args.dropout,
+        "jit_compile": args.jit, "precision": args.precision, "dropout": args.dropout,
         "boundaries": training["boundaries"], "parameters": model.count_params(),
         "warm_up": {"shapes": len(warm), "seconds": round(warm_seconds, 1)},
         "timed_steps": len(timed), "seconds": round(seconds, 1),

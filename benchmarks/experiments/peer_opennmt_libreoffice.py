@@ -17,6 +17,12 @@ OpenNMT-tf needs TensorFlow 2.13, so it lives in its own virtual environment
 side only reads the cached splits and scores with sacrebleu. Training is
 stopped after `--minutes` of wall-clock time (OpenNMT-tf has no time budget of
 its own); the newest checkpoint (saved every 100 steps) is then decoded.
+
+`--throughput-only` trains a fresh model for `--minutes`, logging every 10
+steps, and reports only OpenNMT-tf's steady tokens/s (no checkpoint needed, no
+decoding): the peer's side of `benchmarks/bench_onmt_same_hour.py`, which
+alternates it with kseq on the same machine. The prepared data is reused when
+it is already in `--output`.
 """
 
 import os as _os
@@ -26,6 +32,7 @@ _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)
 import argparse
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -79,7 +86,7 @@ train:
   maximum_features_length: 100
   maximum_labels_length: 100
   sample_buffer_size: -1
-  save_summary_steps: 50
+  save_summary_steps: {summary_steps}
 infer:
   batch_size: 32
 '''
@@ -122,7 +129,11 @@ def write_lines(path, lines):
 
 
 def prepare_data(splits, data_dir, venv):
-    """Plain text per side, SentencePiece unigram 8k on train (both sides), piece files, vocab."""
+    """Plain text per side, SentencePiece unigram 8k on train (both sides), piece files, vocab.
+
+    Skipped when `data_dir` already holds the vocabulary (the last file written)."""
+    if os.path.isfile(os.path.join(data_dir, "vocab.txt")):
+        return
     os.makedirs(data_dir, exist_ok=True)
     names = []
     for split in ("train", "test", "peer_test"):
@@ -197,6 +208,17 @@ def decode_and_score(split, pairs, onmt, venv, run_dir, data_dir):
             "examples": [[s, h, r] for (s, r), h in zip(pairs[:3], hypotheses[:3])]}
 
 
+def throughput_result(args, seconds, steps, tokens_per_second, log_path):
+    if tokens_per_second is None:
+        raise SystemExit(f"OpenNMT-tf logged no training step in {args.minutes} minutes; "
+                         f"see {log_path}")
+    result = {"peer": "OpenNMT-tf 2.32.0 (TensorFlow 2.13.1)", "budget_minutes": args.minutes,
+              "training": {"seconds": round(seconds, 1), "last_logged_step": steps,
+                           "source_plus_target_tokens_per_second": tokens_per_second}}
+    harness.write("peer_opennmt_throughput", result, path=args.json or "-")
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=40)
@@ -204,6 +226,9 @@ def main(argv=None):
     parser.add_argument("--venv", default=os.path.expanduser("~/.cache/kseq/peer-opennmt-venv"))
     parser.add_argument("--json", help="where to write the result")
     parser.add_argument("--limit", type=int, help="score only the first N test pairs (smoke runs)")
+    parser.add_argument("--throughput-only", action="store_true",
+                        help="train a fresh model for --minutes and report only the steady "
+                             "tokens/s (no decoding)")
     args = parser.parse_args(argv)
     ensure_venv(args.venv)
     splits = libreoffice_dataset("fr")
@@ -211,16 +236,21 @@ def main(argv=None):
         splits[split] = splits[split][: args.limit]
     data_dir, run_dir = os.path.join(args.output, "data"), os.path.join(args.output, "run")
     prepare_data(splits, data_dir, args.venv)
+    if args.throughput_only:  # a fresh model each time: never resume an earlier round's
+        shutil.rmtree(os.path.join(run_dir, "model"), ignore_errors=True)
     os.makedirs(run_dir, exist_ok=True)
     with open(os.path.join(run_dir, "model.py"), "w", encoding="utf-8") as handle:
         handle.write(MODEL_PY)
     with open(os.path.join(run_dir, "config.yml"), "w", encoding="utf-8") as handle:
-        handle.write(CONFIG_YML.format(model_dir=os.path.join(run_dir, "model"), data=data_dir))
+        handle.write(CONFIG_YML.format(model_dir=os.path.join(run_dir, "model"), data=data_dir,
+                                       summary_steps=10 if args.throughput_only else 50))
     onmt = [os.path.join(args.venv, "bin", "onmt-main"), "--model",
             os.path.join(run_dir, "model.py"), "--config", os.path.join(run_dir, "config.yml")]
     log_path = os.path.join(run_dir, "train.log")
     seconds = train_for(args.minutes, [*onmt, "train"], log_path)
     steps, tokens_per_second = training_figures(log_path)
+    if args.throughput_only:
+        return throughput_result(args, seconds, steps, tokens_per_second, log_path)
     if not os.path.isfile(os.path.join(run_dir, "model", "checkpoint")):
         raise SystemExit(f"OpenNMT-tf saved no checkpoint in {args.minutes} minutes "
                          f"(it saves every 100 steps); see {log_path}")

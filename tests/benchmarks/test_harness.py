@@ -30,6 +30,7 @@ SMOKE = ["bench_search", "bench_step_cache", "bench_epoch_order_pipeline", "benc
 # bench_engines's about a minute (six fresh TensorFlow processes): --help here.
 HELP_ONLY = ["bench_captioner", "bench_scaling", "bench_ctranslate2", "bench_engines", "bench_decode_libreoffice",
              "bench_multi_worker_scaling", "bench_decode_same_weights", "bench_export", "bench_onmt_config",
+             "bench_onmt_same_hour",
              "bench_real_rows_train_step", "bench_translator", "quality_classifiers",
              "quality_emoji_captions", "quality_kanji_radicals", "quality_libreoffice",
              "quality_multilingual_captions", "quality_numbers", "quality_shapes_captions",
@@ -43,7 +44,7 @@ def test_every_script_is_listed():
 
 
 def test_harness_doctests():
-    for name in ("harness", "experiment_helpers"):
+    for name in ("harness", "experiment_helpers", "bench_onmt_same_hour"):
         result = doctest.testmod(importlib.import_module(name))
         assert result.attempted > 0 and result.failed == 0, name
 

@@ -1,0 +1,117 @@
+"""kseq and OpenNMT-tf 2.32 trained on OpenNMT-tf's configuration, alternated on one machine within the hour.
+
+    python benchmarks/bench_onmt_same_hour.py --rounds 3 --peer-minutes 6 --steps 30
+
+Issue #33 asks for the training comparison on the *same* machine within the
+same hour, alternated, not against a figure from another day. Each round runs,
+each in its own fresh process and one after the other:
+
+1. OpenNMT-tf (`experiments/peer_opennmt_libreoffice.py --throughput-only`, its
+   own TensorFlow 2.13 venv, created on first use): a fresh model trained for
+   `--peer-minutes`; its figure is the mean of its own `tokens/s` log lines
+   (every 10 steps) after the first line (which holds its tracing);
+2. kseq (`bench_onmt_config.py`) at each of `--precisions`: `--steps` timed
+   steps on 4,096-token batches after one untimed step per bucket shape.
+
+Both count real (non-pad) source + target tokens per second. The sides use
+the same configuration (Transformer 3+3, d 256, ff 1024, 4 heads, shared 8k
+vocabulary, dropout 0.1, label smoothing 0.1, Adam, 4,096-token batches); kseq's
+buckets are `--boundaries`. The result holds every round, the medians, and
+kseq / OpenNMT-tf per precision; a bf16 row is an extra (the peer trains in
+float32), never the headline. Prints JSON.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import harness  # benchmarks/harness.py
+
+FINE_BOUNDARIES = "8,12,16,20,24,28,32,40,48,64,96"
+
+
+def run_json(command, log):
+    """Runs `command` (its last argument pair is `--json PATH`) and returns the JSON it wrote."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "result.json")
+        with open(log, "a", encoding="utf-8") as handle:
+            completed = subprocess.run([*command, "--json", path], stdout=handle,
+                                       stderr=subprocess.STDOUT)
+        if completed.returncode != 0:
+            raise SystemExit(f"{os.path.basename(command[1])} failed "
+                             f"(exit {completed.returncode}); see {log}")
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+
+
+def peer_side(args, log):
+    script = os.path.join(harness.FOLDER, "experiments", "peer_opennmt_libreoffice.py")
+    command = [sys.executable, script, "--throughput-only", "--minutes", str(args.peer_minutes),
+               "--output", os.path.join(args.output, "peer")]
+    if args.peer_venv:
+        command += ["--venv", args.peer_venv]
+    return lambda: run_json(command, log)["training"]["source_plus_target_tokens_per_second"]
+
+
+def kseq_side(args, precision, log):
+    command = [sys.executable, os.path.join(harness.FOLDER, "bench_onmt_config.py"),
+               "--steps", str(args.steps), "--boundaries", args.boundaries,
+               "--precision", precision, "--seed", str(args.seed)]
+    return lambda: run_json(command, log)["real_tokens_per_second"]
+
+
+def summary(rounds, peer="opennmt_tf"):
+    """Medians per side and each kseq side over the peer's median.
+
+    >>> summary({"opennmt_tf": [2000, 2100, 1900], "kseq_float32": [2600, 2500, 2700]})
+    {'median_tokens_per_second': {'opennmt_tf': 2000, 'kseq_float32': 2600}, 'ratio_over_opennmt_tf': {'kseq_float32': 1.3}}
+    """
+    medians = {name: statistics.median(values) for name, values in rounds.items()}
+    return {"median_tokens_per_second": medians,
+            "ratio_over_opennmt_tf": {name: harness.ratio(value, medians[peer], 3)
+                                      for name, value in medians.items() if name != peer}}
+
+
+def main(argv=None):
+    parser = harness.arguments(__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--peer-minutes", type=float, default=6.0,
+                        help="OpenNMT-tf's wall clock per round (start-up included)")
+    parser.add_argument("--steps", type=int, default=30, help="kseq's timed steps per round")
+    parser.add_argument("--boundaries", default=FINE_BOUNDARIES, help="kseq's bucket boundaries")
+    parser.add_argument("--precisions", default="float32,mixed_bfloat16",
+                        help="kseq's precisions, comma-separated")
+    parser.add_argument("--peer-venv", help="OpenNMT-tf's venv (default: the peer script's)")
+    parser.add_argument("--output", default=os.path.join("runs", "onmt_same_hour"),
+                        help="working folder (the peer's data and model, the log)")
+    args = harness.parse(parser, argv, keras=False)
+    if args.smoke:
+        args.rounds, args.peer_minutes, args.steps = 1, 1.0, 2
+    os.makedirs(args.output, exist_ok=True)
+    log = os.path.join(args.output, "log.txt")
+    sides = {"opennmt_tf": peer_side(args, log)}
+    for precision in args.precisions.split(","):
+        sides[f"kseq_{precision}"] = kseq_side(args, precision, log)
+    loads = []  # the load average as each side starts: a busy machine slows that side
+
+    def recorded(call):
+        return lambda: (loads.append(harness.load_average()), call())[1]
+
+    figures = harness.alternated({name: recorded(call) for name, call in sides.items()},
+                                 args.rounds)
+    result = {"configuration": "Transformer 3+3, d_model 256, ff 1024, 4 heads, shared 8k "
+                               "vocabulary, dropout 0.1, 4,096-token batches",
+              "peer": "OpenNMT-tf 2.32.0 (TensorFlow 2.13.1), float32",
+              "kseq_boundaries": args.boundaries, "peer_minutes": args.peer_minutes,
+              "kseq_timed_steps": args.steps, "rounds": figures["rounds"],
+              "load_average_at_each_start": loads,
+              **summary(figures["rounds"])}
+    harness.write("bench_onmt_same_hour", result, args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)
