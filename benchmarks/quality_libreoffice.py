@@ -14,7 +14,9 @@ not depend on the budget). A folder that already holds a finished `model.keras`
 is trained further (see `kseq.training.train`); pass `--previous-json` with the
 result of the run that trained it, and the budget, steps and tokens/s reported
 cover both parts (the earlier result is kept under `previous`, so the table
-shows both budgets). Prints JSON and writes it to `--json`.
+shows both budgets). `--precision mixed_bfloat16` trains under bf16 compute
+(native on CPUs with `amx_bf16` / `avx512_bf16`); the model is saved and scored in
+float32. Prints JSON and writes it to `--json`.
 """
 
 import json
@@ -117,6 +119,9 @@ def main(argv=None):
     parser.add_argument("--peer-test", action="store_true",
                         help="also score beam 4 on the OpenNMT-tf peer's test split")
     parser.add_argument("--limit", type=int, help="score only the first N test pairs (smoke runs)")
+    parser.add_argument("--precision", choices=("float32", "mixed_bfloat16"),
+                        help="train under this precision instead of the recipe's (float32); "
+                             "the saved model is float32 either way")
     parser.add_argument("--previous-json",
                         help="the result of the run that trained --output's model.keras")
     args = harness.parse(parser, argv)
@@ -125,8 +130,11 @@ def main(argv=None):
     os.makedirs(args.output, exist_ok=True)
     snapshot_path = os.path.join(args.output, f"snapshot_{args.snapshot_minutes}min.keras")
     clock = TrainingClock(snapshot_path, args.snapshot_minutes)
+    if args.precision:
+        recipe = zoo.merge(recipe, {"training": {"precision": args.precision}})
     model, splits, bleu_history = train(preset, args.output, minutes=args.minutes,
-                                        save_every_steps=200, extra_callbacks=[clock])
+                                        save_every_steps=200, extra_callbacks=[clock],
+                                        precision=args.precision)
     tokens_per_epoch, batches_per_epoch = epoch_shape(model, recipe, splits["train"])
     previous = load_previous(args.previous_json)
     steps = clock.steps() + previous["steps"]
