@@ -21,8 +21,8 @@ its own); the newest checkpoint (saved every 100 steps) is then decoded.
 `--throughput-only` trains a fresh model for `--minutes`, logging every 10
 steps, and reports only OpenNMT-tf's steady tokens/s (no checkpoint needed, no
 decoding): the peer's side of `benchmarks/bench_onmt_same_hour.py`, which
-alternates it with kseq on the same machine. The prepared data is reused when
-it is already in `--output`.
+alternates it with kseq on the same machine; it reuses the data already
+prepared in `--output`.
 """
 
 import os as _os
@@ -128,11 +128,13 @@ def write_lines(path, lines):
         handle.writelines(line + "\n" for line in lines)
 
 
-def prepare_data(splits, data_dir, venv):
+def prepare_data(splits, data_dir, venv, reuse=False):
     """Plain text per side, SentencePiece unigram 8k on train (both sides), piece files, vocab.
 
-    Skipped when `data_dir` already holds the vocabulary (the last file written)."""
-    if os.path.isfile(os.path.join(data_dir, "vocab.txt")):
+    With `reuse`, skipped when `data_dir` already holds the vocabulary (the last file
+    written): throughput rounds train on the same data and decode nothing (a scored run
+    rewrites the test files, whose `--limit` may differ)."""
+    if reuse and os.path.isfile(os.path.join(data_dir, "vocab.txt")):
         return
     os.makedirs(data_dir, exist_ok=True)
     names = []
@@ -235,7 +237,7 @@ def main(argv=None):
     for split in ("test", "peer_test"):
         splits[split] = splits[split][: args.limit]
     data_dir, run_dir = os.path.join(args.output, "data"), os.path.join(args.output, "run")
-    prepare_data(splits, data_dir, args.venv)
+    prepare_data(splits, data_dir, args.venv, reuse=args.throughput_only)
     if args.throughput_only:  # a fresh model each time: never resume an earlier round's
         shutil.rmtree(os.path.join(run_dir, "model"), ignore_errors=True)
     os.makedirs(run_dir, exist_ok=True)
