@@ -33,13 +33,18 @@ import harness  # benchmarks/harness.py
 FINE_BOUNDARIES = "8,12,16,20,24,28,32,40,48,64,96"
 
 
-def run_json(command, log):
-    """Runs `command` (its last argument pair is `--json PATH`) and returns the JSON it wrote."""
+def run_json(command, log, threads=None):
+    """Runs `command` with `--json PATH` added and returns the JSON it wrote. `threads`:
+    TensorFlow's intra- and inter-op threads in the child (both sides' TensorFlow reads
+    the same two variables)."""
+    env = dict(os.environ)
+    if threads:
+        env.update(TF_NUM_INTRAOP_THREADS=str(threads), TF_NUM_INTEROP_THREADS=str(threads))
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "result.json")
         with open(log, "a", encoding="utf-8") as handle:
             completed = subprocess.run([*command, "--json", path], stdout=handle,
-                                       stderr=subprocess.STDOUT)
+                                       stderr=subprocess.STDOUT, env=env)
         if completed.returncode != 0:
             raise SystemExit(f"{os.path.basename(command[1])} failed "
                              f"(exit {completed.returncode}); see {log}")
@@ -53,14 +58,15 @@ def peer_side(args, log):
                "--output", os.path.join(args.output, "peer")]
     if args.peer_venv:
         command += ["--venv", args.peer_venv]
-    return lambda: run_json(command, log)["training"]["source_plus_target_tokens_per_second"]
+    return lambda: run_json(command, log, args.threads)["training"][
+        "source_plus_target_tokens_per_second"]
 
 
 def kseq_side(args, precision, log):
     command = [sys.executable, os.path.join(harness.FOLDER, "bench_onmt_config.py"),
                "--steps", str(args.steps), "--boundaries", args.boundaries,
                "--precision", precision, "--seed", str(args.seed)]
-    return lambda: run_json(command, log)["real_tokens_per_second"]
+    return lambda: run_json(command, log, args.threads)["real_tokens_per_second"]
 
 
 def summary(rounds, peer="opennmt_tf"):
@@ -87,7 +93,7 @@ def main(argv=None):
     parser.add_argument("--peer-venv", help="OpenNMT-tf's venv (default: the peer script's)")
     parser.add_argument("--output", default=os.path.join("runs", "onmt_same_hour"),
                         help="working folder (the peer's data and model, the log)")
-    args = harness.parse(parser, argv, keras=False)
+    args = harness.parse(parser, argv, keras=False)  # --threads: also each child's
     if args.smoke:
         args.rounds, args.peer_minutes, args.steps = 1, 1.0, 2
     os.makedirs(args.output, exist_ok=True)

@@ -72,7 +72,9 @@ def main(argv=None):
         model.translate(sources, beam_size=beam, batch_size=args.batch)
         stages[f"beam {beam}: {len(sources)} sentences"] = memory()
     harness.write("decode_rss_stages", {"preset": PRESET, "batch": args.batch,
-                                        "sentences": len(sources), "stages": stages}, args)
+                                        "sentences": len(sources), "stages": stages}, args,
+                  path=_os.path.join(harness.FOLDER, "experiments", "results",
+                                     "decode_rss_stages.json"))
     return stages
 
 

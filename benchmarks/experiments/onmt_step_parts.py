@@ -5,7 +5,7 @@
 
 The question (issue #33): kseq trains OpenNMT-tf's configuration at about the
 peer's speed in float32, and bf16 compute (native AMX / AVX-512 bf16 matmuls)
-adds only ~1.2x. Which parts of the step take the time? The same 4,096-token
+adds only ~1.3x. Which parts of the step take the time? The same 4,096-token
 batches (`bench_onmt_config.py`'s fine buckets) are timed through growing
 prefixes of the step, each a `tf.function` traced once per shape before timing:
 
@@ -18,7 +18,9 @@ prefixes of the step, each a `tf.function` traced once per shape before timing:
 - `train_step_without_dropout`: the same with a second model built with dropout 0
   (what the dropout masks cost).
 
-Differences between neighbours give the parts. Also in the same run: a 2048²
+Differences between neighbours give the parts (means over the same batches,
+timed one prefix after the other: a part smaller than the run-to-run noise,
+such as the optimizer's in bf16, can come out slightly negative). Also in the same run: a 2048²
 matmul's GFLOP/s in float32 and in bfloat16 (the arithmetic limit of each), and
 the step's FLOPs over real tokens (6 x weights met per token, as
 `bench_translator.py` counts them). Prints JSON.
@@ -150,7 +152,9 @@ def main(argv=None):
     result["train_step_float32_over_bf16"] = harness.ratio(
         result["float32"]["seconds_per_step"]["train_step"],
         result["mixed_bfloat16"]["seconds_per_step"]["train_step"], 3)
-    harness.write("onmt_step_parts", result, args)
+    harness.write("onmt_step_parts", result, args,
+                  path=_os.path.join(harness.FOLDER, "experiments", "results",
+                                     "onmt_step_parts.json"))
     return result
 
 
