@@ -207,7 +207,9 @@ def main(argv=None):
     if args.smoke:
         preset, args.rounds, args.threads_list = SMOKE_PRESET, 1, [1]
         args.sentences, args.batch_one_sentences, args.batch = 8, 2, 4
-    from kseq.presets.catalog import slice_pairs  # no TensorFlow: the committed JSON slice
+    # The committed slice. This imports TensorFlow here (through kseq.data.pipeline); the
+    # timed engines run in fresh processes of their own.
+    from kseq.presets.catalog import slice_pairs
 
     sources = [source for source, _ in slice_pairs(preset)[: args.sentences]]
     runs = settings_runs(sources, args.batch_one_sentences, args.batch)
