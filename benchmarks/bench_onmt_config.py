@@ -33,11 +33,10 @@ import tensorflow as tf
 
 from kseq import zoo
 from kseq.metrics import MaskedAccuracy
-from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
-from kseq.training.precision import precision_scope
+from translator_setup import (ONMT_TOKEN_BUDGET, onmt_config_batches, onmt_config_model,
+                               onmt_config_recipe)
 
 ISSUE_PEER_TOKENS_PER_SECOND = 9000
-TOKEN_BUDGET = 4096
 
 
 def peer_figure(path):
@@ -116,25 +115,11 @@ def main(argv=None):
     args = harness.parse(parser, argv)
     if args.smoke:
         args.steps = 2
-    recipe = zoo.merge(zoo.load_recipe("libreoffice_en_fr_transformer"),
-                       {"training": {"token_budget": TOKEN_BUDGET, "jit_compile": args.jit},
-                        "model": {"dropout": args.dropout}},
-                       {"training": {"boundaries": args.boundaries}} if args.boundaries else None)
+    recipe = onmt_config_recipe(args.boundaries, args.dropout, args.jit)
     training = recipe["training"]
     splits = zoo.build_data(recipe)
-    with precision_scope(args.precision):
-        model = zoo.translator("transformer", train_data=splits["train"], recipe=recipe,
-                               **{k: v for k, v in recipe["model"].items() if k != "arch"})
-    preprocessor = TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
-                                          model.max_source_length, model.max_target_length)
-    dataset = preprocessor.training_dataset(splits["train"], training["boundaries"],
-                                            token_budget=TOKEN_BUDGET)
-    batches = list(dataset.take(args.steps + 4 * len(training["boundaries"])))
-    shapes = {}
-    for batch in batches:  # first batch of each shape warms up; the rest are timed
-        shapes.setdefault(tuple(batch[0]["source_ids"].shape) + tuple(batch[1].shape), batch)
-    warm = list(shapes.values())
-    timed = [b for b in batches if all(b is not w for w in warm)][: args.steps]
+    model = onmt_config_model(recipe, splits["train"], args.precision)
+    warm, timed = onmt_config_batches(model, splits["train"], training["boundaries"], args.steps)
     warm_seconds, seconds, loss = time_steps(model, warm, timed)
     tokens = sum(real_tokens(b) for b in timed)
     padded = sum(int(tf.size(b[0]["source_ids"])) + int(tf.size(b[1])) for b in timed)
@@ -143,7 +128,7 @@ def main(argv=None):
     peer, peer_source = peer_figure(args.peer_json)
     result = {
         "configuration": "Transformer 3+3, d_model 256, ff 1024, 4 heads, shared vocabulary "
-                         f"{len(model.source_tokenizer.vocabulary)}, token batches {TOKEN_BUDGET}",
+                         f"{len(model.source_tokenizer.vocabulary)}, token batches {ONMT_TOKEN_BUDGET}",
         "jit_compile": args.jit, "precision": args.precision, "dropout": args.dropout,
         "boundaries": training["boundaries"], "parameters": model.count_params(),
         "warm_up": {"shapes": len(warm), "seconds": round(warm_seconds, 1)},

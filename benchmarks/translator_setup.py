@@ -1,8 +1,11 @@
-"""The translation setup `bench_translator.py` and `bench_real_rows_train_step.py` share.
+"""The translation setups the translator benchmarks share.
 
 Sizes (`default`: issue #7's; `tiny`: seconds), the `numbers` token ids both
 sides read, fixed-shape and length-bucketed batches, and kseq's Transformer in
-keras-hub's layout (so kseq and its peer train the same function the same way).
+keras-hub's layout (so kseq and its peer train the same function the same way),
+for `bench_translator.py` and `bench_real_rows_train_step.py`; and kseq on the
+OpenNMT-tf peer's configuration with its token batches (`onmt_config_*`), for
+`bench_onmt_config.py` and `experiments/onmt_step_parts.py`.
 """
 
 SIZES = {
@@ -122,13 +125,14 @@ def flops_per_token(size):
                        "average over the timed tokens' source/target mix"}
 
 
-def matmul_flops(n=2048, calls=10):
-    """The machine's practical limit: FLOP/s of an `n`² fp32 matmul (2048²; smoke: 512²)."""
+def matmul_flops(n=2048, calls=10, dtype="float32"):
+    """The machine's practical limit: FLOP/s of an `n`² matmul (2048²; smoke: 512²) in
+    `dtype` (float32; bfloat16 for the bf16 limit)."""
     import time
 
     import tensorflow as tf
 
-    a, b = tf.random.normal([n, n]), tf.random.normal([n, n])
+    a, b = (tf.cast(tf.random.normal([n, n]), dtype) for _ in range(2))
     fn = tf.function(tf.matmul)
     fn(a, b).numpy()
     started = time.perf_counter()
@@ -136,3 +140,46 @@ def matmul_flops(n=2048, calls=10):
         out = fn(a, b)
     out.numpy()
     return 2 * n ** 3 * calls / (time.perf_counter() - started)
+
+
+# === kseq on the OpenNMT-tf peer's configuration (issue #7) ===
+
+ONMT_TOKEN_BUDGET = 4096
+
+
+def onmt_config_recipe(boundaries=None, dropout=0.1, jit_compile=False):
+    """The `libreoffice_en_fr_transformer` recipe with the peer's 4,096-token batches and
+    dropout; `boundaries`: bucket boundaries (default: the preset's)."""
+    from kseq import zoo
+
+    return zoo.merge(zoo.load_recipe("libreoffice_en_fr_transformer"),
+                     {"training": {"token_budget": ONMT_TOKEN_BUDGET, "jit_compile": jit_compile},
+                      "model": {"dropout": dropout}},
+                     {"training": {"boundaries": boundaries}} if boundaries else None)
+
+
+def onmt_config_model(recipe, train_pairs, precision="float32"):
+    """A new compiled Transformer translator of `recipe`, built under `precision`."""
+    from kseq import zoo
+    from kseq.training.precision import precision_scope
+
+    with precision_scope(precision):
+        return zoo.translator("transformer", train_data=train_pairs, recipe=recipe,
+                              **{k: v for k, v in recipe["model"].items() if k != "arch"})
+
+
+def onmt_config_batches(model, train_pairs, boundaries, steps):
+    """`(warm, timed)` token batches of `train_pairs`: the first batch of each shape (for
+    tracing, untimed), then up to `steps` further batches to time."""
+    from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor
+
+    preprocessor = TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
+                                          model.max_source_length, model.max_target_length)
+    dataset = preprocessor.training_dataset(train_pairs, boundaries,
+                                            token_budget=ONMT_TOKEN_BUDGET)
+    batches = list(dataset.take(steps + 4 * len(boundaries)))
+    shapes = {}
+    for batch in batches:
+        shapes.setdefault(tuple(batch[0]["source_ids"].shape) + tuple(batch[1].shape), batch)
+    warm = list(shapes.values())
+    return warm, [b for b in batches if all(b is not w for w in warm)][:steps]

@@ -30,45 +30,16 @@ import os as _os
 import sys as _sys
 
 _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
-import statistics  # noqa: E402
 import time  # noqa: E402
 
 import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 import tensorflow as tf  # noqa: E402
 
 from kseq import zoo  # noqa: E402
-from kseq.models.translator.translator_preprocessor import TranslatorPreprocessor  # noqa: E402
-from kseq.training.precision import precision_scope  # noqa: E402
+from translator_setup import (flops_per_token, matmul_flops, onmt_config_batches,  # noqa: E402
+                              onmt_config_model, onmt_config_recipe)
 
 BOUNDARIES = [8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 96]
-TOKEN_BUDGET = 4096
-
-
-def matmul_gflops(dtype, size=2048, calls=20):
-    a = tf.random.normal([size, size], dtype=tf.float32)
-    a = tf.cast(a, dtype)
-
-    @tf.function
-    def chain(x):
-        for _ in range(calls):
-            x = tf.matmul(x, a) * tf.cast(1e-3, dtype)
-        return x
-
-    chain(a).numpy()
-    times = []
-    for _ in range(3):
-        started = time.perf_counter()
-        chain(a).numpy()
-        times.append(time.perf_counter() - started)
-    return round(2 * size ** 3 * calls / statistics.median(times) / 1e9, 1)
-
-
-def build(precision, splits, recipe, dropout=None):
-    if dropout is not None:
-        recipe = zoo.merge(recipe, {"model": {"dropout": dropout}})
-    with precision_scope(precision):
-        return zoo.translator("transformer", train_data=splits["train"], recipe=recipe,
-                              **{k: v for k, v in recipe["model"].items() if k != "arch"})
 
 
 def parts(model):
@@ -102,12 +73,14 @@ def time_part(call, warm, timed):
 
 
 def flops_per_step(model, timed):
-    """6 x weights met per real token (source: encoder; target: decoder + projection)."""
-    d, f, layers, v = 256, 1024, 3, len(model.target_tokenizer.vocabulary)
+    """6 x weights met per real token (`flops_per_token`), over the timed batches' mean
+    real source and target tokens."""
+    size = {"width": 256, "ff": 1024, "layers": 3,
+            "vocab": len(model.target_tokenizer.vocabulary)}
+    per_token = flops_per_token(size)
     source = sum(int(tf.math.count_nonzero(b[0]["source_ids"])) for b in timed) / len(timed)
     target = sum(int(tf.math.count_nonzero(b[1])) for b in timed) / len(timed)
-    return 6 * (source * layers * (4 * d * d + 2 * d * f)
-                + target * (layers * (8 * d * d + 2 * d * f) + d * v))
+    return source * per_token["source"] + target * per_token["target"]
 
 
 def main(argv=None):
@@ -116,28 +89,18 @@ def main(argv=None):
     args = harness.parse(parser, argv)
     if args.smoke:
         args.steps = 2
-    recipe = zoo.merge(zoo.load_recipe("libreoffice_en_fr_transformer"),
-                       {"training": {"token_budget": TOKEN_BUDGET, "boundaries": BOUNDARIES},
-                        "model": {"dropout": 0.1}})
+    recipe = onmt_config_recipe(BOUNDARIES)
     splits = zoo.build_data(recipe)
-    result = {"matmul_gflops": {"float32": matmul_gflops(tf.float32),
-                                "bfloat16": matmul_gflops(tf.bfloat16)}}
+    result = {"matmul_gflops": {dtype: round(matmul_flops(calls=20, dtype=dtype) / 1e9, 1)
+                                for dtype in ("float32", "bfloat16")}}
     for precision in ("float32", "mixed_bfloat16"):
-        model = build(precision, splits, recipe)
-        preprocessor = TranslatorPreprocessor(model.source_tokenizer, model.target_tokenizer,
-                                              model.max_source_length, model.max_target_length)
-        dataset = preprocessor.training_dataset(splits["train"], BOUNDARIES,
-                                                token_budget=TOKEN_BUDGET)
-        batches = list(dataset.take(args.steps + 4 * len(BOUNDARIES)))
-        shapes = {}
-        for batch in batches:
-            shapes.setdefault(tuple(batch[0]["source_ids"].shape) + tuple(batch[1].shape), batch)
-        warm = list(shapes.values())
-        timed = [b for b in batches if all(b is not w for w in warm)][: args.steps]
+        model = onmt_config_model(recipe, splits["train"], precision)
+        warm, timed = onmt_config_batches(model, splits["train"], BOUNDARIES, args.steps)
         seconds = {name: round(time_part(call, warm, timed), 4)
                    for name, call in parts(model).items()}
         flops = flops_per_step(model, timed)
-        no_dropout = build(precision, splits, recipe, dropout=0.0)
+        no_dropout = onmt_config_model(onmt_config_recipe(BOUNDARIES, dropout=0.0),
+                                       splits["train"], precision)
         seconds["train_step_without_dropout"] = round(time_part(
             lambda x, y: no_dropout.train_on_batch(x, y), warm, timed), 4)
         result[precision] = {
