@@ -14,7 +14,15 @@ committed slice paragraphs:
   length-sorted batches `translate()` makes;
 - `ct2_float32` and `ct2_int8`: the CTranslate2 export (`kseq export --format
   ctranslate2`) through `kseq.zoo.translator(folder, compute_type=...)`: kseq's
-  own tokenizer around CTranslate2's `translate_batch`.
+  own tokenizer around CTranslate2's `translate_batch` (in a process that
+  imported kseq's Python API, hence TensorFlow too).
+
+Beside them, `ct2_command`: the command a user runs on that folder, `kseq translate
+FOLDER --beam B` with the batch-64 paragraphs on stdin, in a fresh process that
+never imports TensorFlow (`kseq.ctranslate2`, `kseq.text.PlainTokenizer`): its
+wall time from start to exit (start-up and loading included, so not a
+sentences/s peer of the warm engines), its peak RSS, and its outputs' agreement
+with `ct2_float32`. CTranslate2 picks its own thread count there.
 
 Each engine runs greedy and beam 4 at batch 1 (`--batch-one-sentences` paragraphs,
 one call each) and at batch 64 (`--sentences` paragraphs), with one and with two
@@ -155,6 +163,54 @@ def run_engine(engine, threads, runs, paths, preset):
     return result
 
 
+# Runs a command and writes its peak RSS to a file. The benchmark's own process holds
+# TensorFlow, and a child forked from it counts those pages in its peak until it execs; a
+# child of this small launcher counts only its own.
+PEAK_RSS_LAUNCHER = r"""
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[2:]).returncode
+with open(sys.argv[1], "w") as out:
+    out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code)
+"""
+
+
+def run_command(beam, texts, folder):
+    """`kseq translate FOLDER --beam BEAM` on `texts` (stdin) in a fresh process: its wall
+    seconds, peak RSS and output lines."""
+    command = [sys.executable, "-m", "kseq.cli", "translate", folder, "--beam", str(beam),
+               "--length-penalty", "fairseq"]
+    with tempfile.TemporaryDirectory() as scratch:
+        rss_file = os.path.join(scratch, "peak_rss_kb")
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", PEAK_RSS_LAUNCHER, rss_file, *command],
+                              input="".join(text + "\n" for text in texts).encode("utf-8"),
+                              capture_output=True, check=False)
+        seconds = time.perf_counter() - started
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed: {done.stderr[-2000:]}")
+        with open(rss_file) as handle:
+            peak_rss_kb = int(handle.read())
+    return {"seconds": seconds, "peak_rss_mb": peak_rss_kb / 1024,
+            "outputs": done.stdout.decode("utf-8").splitlines()}
+
+
+def summarise_command(results, rounds, runs, batch):
+    """Medians of the `ct2_command` runs, and their agreement with `ct2_float32` at one
+    thread count's batch-`batch` runs (CTranslate2's outputs do not depend on threads)."""
+    reference = next(value for key, value in rounds.items() if key.startswith("ct2_float32/"))
+    summary = {}
+    for name, measured in results.items():
+        theirs = reference[0][f"{name}_batch{batch}"]["outputs"]
+        same = sum(a == b for a, b in zip(measured[0]["outputs"], theirs))
+        summary[name] = {
+            "process_seconds": round(statistics.median(r["seconds"] for r in measured), 3),
+            "peak_rss_mb": round(statistics.median(r["peak_rss_mb"] for r in measured)),
+            "identical_to_ct2_float32": round(same / max(1, len(theirs)), 4),
+            "rounds_seconds": [round(r["seconds"], 3) for r in measured]}
+    return summary
+
+
 def summarise(rounds, runs):
     """Medians over rounds per engine, thread count and run; agreement with `kseq`."""
     summary = {}
@@ -215,6 +271,7 @@ def main(argv=None):
     runs = settings_runs(sources, args.batch_one_sentences, args.batch)
     started = time.perf_counter()
     rounds = {f"{engine}/{threads}": [] for threads in args.threads_list for engine in ENGINES}
+    command_rounds = {f"beam{beam}": [] for beam in BEAMS}
     with tempfile.TemporaryDirectory() as folder:
         paths = prepare(folder, preset, BEAMS)
         for _ in range(args.rounds):
@@ -222,11 +279,14 @@ def main(argv=None):
                 for engine in ENGINES:
                     rounds[f"{engine}/{threads}"].append(
                         run_engine(engine, threads, runs, paths, preset))
+            for beam in BEAMS:
+                command_rounds[f"beam{beam}"].append(run_command(beam, sources, paths["ct2"]))
     summary = summarise(rounds, runs)
     result = {"preset": preset, "sentences": len(sources),
               "batch_one_sentences": args.batch_one_sentences, "batch": args.batch,
               "rounds": args.rounds, "engines": summary,
               "ratios_sentences_per_second": ratios(summary, runs, args.threads_list),
+              "ct2_command": summarise_command(command_rounds, rounds, runs, args.batch),
               "seconds": round(time.perf_counter() - started, 1)}
     harness.write("bench_engines", result, args)
     return result

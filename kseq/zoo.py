@@ -16,7 +16,7 @@ import os
 from kseq.errors import KseqError
 from kseq.models import ARCHITECTURES  # noqa: F401 (a translator's architectures)
 from kseq.models import Captioner, SequenceClassifier, SequenceTagger, Translator
-from kseq.models.translator import ctranslate2_translator
+from kseq import ctranslate2
 from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa: F401
                                  build_data, load_recipe, make_tokenizer, merge)
 from kseq.presets.catalog import canonical_name, is_preset, load_preset_model, presets
@@ -118,9 +118,9 @@ def translator(preset="transformer", *, train_data=None, vocab=None, recipe=None
     A folder written by `kseq export --format ctranslate2` loads as a
     `CTranslate2Translator`.
     """
-    if ctranslate2_translator.is_ctranslate2_export(preset):
+    if ctranslate2.is_ctranslate2_export(preset):
         given = dict(train_data=train_data, vocab=vocab, recipe=recipe)
-        return ctranslate2_translator.load_ctranslate2_translator(preset, given, model_options)
+        return ctranslate2.load_ctranslate2_translator(preset, given, model_options)
     return _model(Translator, ("preset_or_arch", "train_pairs", "source_vocab", "target_vocab"),
                   model_options, preset=preset, train_data=train_data, vocab=vocab,
                   recipe=recipe, load_weights=load_weights)

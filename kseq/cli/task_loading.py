@@ -45,14 +45,16 @@ def _load_task(model_dir, command):
     if not os.path.exists(model_dir) and not is_preset(model_dir) and _looks_like_a_name(
             model_dir):
         raise _unknown_name(model_dir, "model folder, .keras file or preset")
-    _import_every_room()
-    from kseq.models.translator.ctranslate2_translator import (CTranslate2Translator,
-                                                               is_ctranslate2_export)
-    from kseq.training import load_trained
+    from kseq.ctranslate2 import CTranslate2Translator, is_ctranslate2_export
 
-    # A CTranslate2 export (kseq export --format ctranslate2) translates, nothing else.
-    model = CTranslate2Translator(model_dir) if is_ctranslate2_export(model_dir) else \
-        load_trained(model_dir)
+    if is_ctranslate2_export(model_dir):
+        # Translates, nothing else; and needs no TensorFlow: this process stays that small.
+        model = CTranslate2Translator(model_dir)
+    else:
+        _import_every_room()
+        from kseq.training import load_trained
+
+        model = load_trained(model_dir)
     verbs = getattr(model, "cli_verbs", ())
     if command not in verbs:
         raise KseqError(f"`kseq {command}` needs a model with `{command}`; this folder holds "

@@ -9,9 +9,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kseq.text.control_characters import replace_control_characters_in_graph
-
-RESERVED_TOKENS = ("<pad>", "<unk>", "<s>", "</s>")
-PAD_ID, UNK_ID, START_ID, END_ID = 0, 1, 2, 3
+from kseq.text.token_marks import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID  # noqa: F401
 
 
 class Tokenizer(tf.Module):

@@ -3,10 +3,8 @@
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from kseq.text.token_marks import JOINER, PUNCTUATION_PATTERN as _PUNCTUATION
 from kseq.text.tokenizer import Tokenizer
-
-JOINER = "\uffed"  # '￭' marks a piece written with no space before it
-_PUNCTUATION = r"[^\s\pL\pN]"
 
 
 class WordTokenizer(Tokenizer):

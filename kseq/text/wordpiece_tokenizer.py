@@ -3,10 +3,9 @@
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from kseq.text.tokenizer import RESERVED_TOKENS, Tokenizer
-from kseq.text.word_tokenizer import JOINER, WordTokenizer
-
-SUFFIX = "##"
+from kseq.text.token_marks import JOINER, RESERVED_TOKENS, SUFFIX
+from kseq.text.tokenizer import Tokenizer
+from kseq.text.word_tokenizer import WordTokenizer
 
 
 class WordPieceTokenizer(Tokenizer):

@@ -7,6 +7,7 @@ its CTranslate2 greedy output must equal kseq's, token for token.
 
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -16,7 +17,7 @@ import kseq
 from kseq.cli import main
 from kseq.errors import KseqError
 from kseq.models.translator.ctranslate2_export import export_ctranslate2
-from kseq.models.translator.ctranslate2_translator import CONFIG_FILE, CTranslate2Translator
+from kseq.ctranslate2.translator import CONFIG_FILE, CTranslate2Translator
 from kseq.presets.catalog import slice_pairs
 
 pytest.importorskip("ctranslate2")
@@ -64,6 +65,19 @@ def test_translate_command_on_the_export(exported, capsys):
     assert error.startswith("kseq: error: CTranslate2 normalises") and "\n" not in error
     assert main(["evaluate", exported, "--data", "test"]) == 2  # translate only
     assert "answers translate" in capsys.readouterr().err
+
+
+def test_the_command_on_the_export_imports_no_tensorflow(exported):
+    """`kseq translate CT2_FOLDER` in a fresh process: kseq's tokenizer in plain Python,
+    CTranslate2's search, and not one TensorFlow module (the process stays small)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "kseq.cli", "translate",
+                           exported, "forty-two", "--beam", "1"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.splitlines() == ["quarante-deux"]
+    modules = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+               if line.startswith("import time:")}
+    assert "ctranslate2" in modules and "kseq.text.plain_tokenizer" in modules
+    assert not {name for name in modules if name.split(".")[0] in ("tensorflow", "keras")}
 
 
 @pytest.mark.slow  # loads the export: ~1 s

@@ -73,7 +73,7 @@ def export_ctranslate2(model, directory, *, quantization=None, beam_size=4, n_be
     ['config.json', 'kseq_ctranslate2.json', 'model.bin', 'source_vocabulary.json',
      'target_vocabulary.json']
     """
-    from kseq.models.translator.ctranslate2_translator import (import_ctranslate2,
+    from kseq.ctranslate2.translator import (import_ctranslate2,
                                                                is_ctranslate2_export)
 
     encoder, decoder = check_convertible(model)
@@ -258,7 +258,7 @@ def _search_defaults(model, beam_size, n_best, length_penalty, alpha, max_length
 
 def _write_config(folder, model, search, quantization, ctranslate2_version):
     """`kseq_ctranslate2.json`: tokenizers (vocabularies: CTranslate2's files), limits, search."""
-    from kseq.models.translator.ctranslate2_translator import CONFIG_FILE, FORMAT_VERSION
+    from kseq.ctranslate2.translator import CONFIG_FILE, FORMAT_VERSION
 
     files = set(os.listdir(folder))
     shared = "shared_vocabulary.json" in files

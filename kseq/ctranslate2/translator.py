@@ -4,9 +4,10 @@
 model folder (its `model.bin`, `config.json` and vocabularies) with a `kseq_ctranslate2.json`
 beside them: the tokenizer settings and search defaults. This class reads such
 a folder and offers `translate(texts, ...)` as a `Translator` does: kseq's own
-tokenizer cuts each text into tokens (in TensorFlow, as in training),
-`ctranslate2.Translator.translate_batch` searches, and kseq's detokenizer
-joins the output tokens. Search options that CTranslate2 cannot reproduce are
+tokenizer cuts each text into tokens (its plain-Python twin,
+`kseq.text.PlainTokenizer`: the same tokens as in training, without
+TensorFlow), `ctranslate2.Translator.translate_batch` searches, and kseq's
+detokenizer joins the output tokens. Search options that CTranslate2 cannot reproduce are
 refused in one line (see `translate`).
 
 Shape letters: `B` inputs, `M` outputs per input (`n_best`).
@@ -16,11 +17,9 @@ import json
 import logging
 import os
 
-import tensorflow as tf
-
 from kseq.arguments import check_choice, check_float, check_int, check_sampling, check_texts
 from kseq.errors import KseqError
-from kseq.text import tokenizer_from_config
+from kseq.text.plain_tokenizer import PlainTokenizer
 
 logger = logging.getLogger("kseq")
 
@@ -108,13 +107,11 @@ class CTranslate2Translator:
         self.ctranslate2 = import_ctranslate2()
         self.directory = os.fspath(directory)
         self.config = read_export_config(self.directory)
-        self.source_tokenizer = tokenizer_from_config(self.config["source_tokenizer"])
-        self.target_tokenizer = tokenizer_from_config(self.config["target_tokenizer"])
+        self.source_tokenizer = PlainTokenizer(self.config["source_tokenizer"])
+        self.target_tokenizer = PlainTokenizer(self.config["target_tokenizer"])
         self.max_source_length = self.config["max_source_length"]
         self.max_target_length = self.config["max_target_length"]
         self.search_defaults = dict(self.config["search"])
-        self.target_ids = {token: index
-                           for index, token in enumerate(self.target_tokenizer.vocabulary)}
         try:
             self.translator = self.ctranslate2.Translator(
                 self.directory, device=device, compute_type=compute_type,
@@ -178,20 +175,17 @@ class CTranslate2Translator:
     def source_tokens(self, texts):
         """`[B]` texts -> `(tokens [B][S] str, truncated [B] bool)`: kseq's tokenizer, cut to
         `max_source_length` as the Keras model's preprocessor cuts them."""
-        ragged = self.source_tokenizer.tokenize(tf.constant(texts, tf.string))
         vocabulary = self.source_tokenizer.vocabulary
-        rows = [[vocabulary[i] for i in row] for row in ragged.to_list()]
+        rows = [[vocabulary[i] for i in row] for row in self.source_tokenizer.tokenize(texts)]
         truncated = [len(row) > self.max_source_length for row in rows]
         return [row[: self.max_source_length] for row in rows], truncated
 
     def detokenize(self, hypotheses):
         """Output token lists -> strings with kseq's detokenizer (stops at `</s>`)."""
-        if not hypotheses:
-            return []
-        unknown = self.target_ids["<unk>"]
-        ids = tf.ragged.constant([[self.target_ids.get(token, unknown) for token in tokens]
-                                  for tokens in hypotheses], dtype=tf.int32, ragged_rank=1)
-        return [text.decode("utf-8") for text in self.target_tokenizer.detokenize(ids).numpy()]
+        unknown = self.target_tokenizer.ids["<unk>"]
+        return self.target_tokenizer.detokenize(
+            [[self.target_tokenizer.ids.get(token, unknown) for token in tokens]
+             for tokens in hypotheses])
 
     def plot_attention(self, text, path):
         raise KseqError("Attention plots need the Keras model: a CTranslate2 export keeps no "
