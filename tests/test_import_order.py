@@ -3,7 +3,7 @@
 Every `import` / `from` node in `kseq/` is read, including those inside
 functions (a lazy import is still a dependency):
 `{text, data (pipeline, sources, datasets), decoding, metrics, export and the shared helpers}
-< {layers, presets} < models < zoo < training < cli, demo`.
+< {layers, presets, ctranslate2} < models < zoo < training < cli, demo`.
 Inside `models`, the shared bases and parts sit below the task folders, and no
 task folder imports another (`MODEL_RANKS`). Over all of `kseq`, the module
 graph has no cycle (`test_no_import_cycle`).
@@ -21,7 +21,7 @@ PACKAGE = pathlib.Path(kseq.__file__).parent
 RANKS = {"text": 0, "data.pipeline": 0, "data.sources": 0, "data.datasets": 0, "data": 0,
          "decoding": 0, "metrics": 0, "export": 0, "version": 0, "errors": 0, "arguments": 0,
          "atomic_files": 0,
-         "layers": 1, "presets": 1, "models": 2, "zoo": 3, "training": 4, "cli": 5, "demo": 5}
+         "layers": 1, "presets": 1, "ctranslate2": 1, "models": 2, "zoo": 3, "training": 4, "cli": 5, "demo": 5}
 
 
 def _room(module):
