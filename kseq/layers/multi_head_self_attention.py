@@ -264,9 +264,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def _cache_slots(self, batch, t):
         """Scatter indices `[B·H, 3]`: `(b, h, t)` for every row and head."""
-        rows = ops.repeat(ops.arange(batch, dtype="int32"), self.num_heads)
-        heads = ops.tile(ops.arange(self.num_heads, dtype="int32"), [batch])
-        steps = ops.full(ops.shape(rows), ops.cast(t, "int32"), dtype="int32")
+        # Flat index i = b·H + h, cut by integer division: a handful of ops at every step
+        # of every layer, where `repeat` + `tile` traced about 40 (a tenth of a step's ops).
+        flat = ops.arange(batch * self.num_heads, dtype="int32")
+        rows, heads = flat // self.num_heads, flat % self.num_heads
+        steps = ops.full(ops.shape(flat), ops.cast(t, "int32"), dtype="int32")
         return ops.stack([rows, heads, steps], axis=1)
 
     def get_config(self):
