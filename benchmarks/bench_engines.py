@@ -18,11 +18,16 @@ committed slice paragraphs:
   imported kseq's Python API, hence TensorFlow too).
 
 Beside them, `ct2_command`: the command a user runs on that folder, `kseq translate
-FOLDER --beam B` with the batch-64 paragraphs on stdin, in a fresh process that
+FOLDER --beam B` with the `--sentences` paragraphs on stdin, in a fresh process that
 never imports TensorFlow (`kseq.ctranslate2`, `kseq.text.PlainTokenizer`): its
 wall time from start to exit (start-up and loading included, so not a
-sentences/s peer of the warm engines), its peak RSS, and its outputs' agreement
-with `ct2_float32`. CTranslate2 picks its own thread count there.
+sentences/s peer of the warm engines), its peak RSS (the command's own process; its
+stderr filter, a small second process, is not added), and its outputs' agreement
+with `ct2_float32`'s `--batch` runs (the command translates in batches of 64, its
+default, as those runs do unless `--batch` says otherwise). CTranslate2 picks its
+own thread count there. Both sides tokenise with `PlainTokenizer`: the agreement
+checks the command, not the tokenizer (`experiments/plain_tokenizer_agreement.py`
+does that).
 
 Each engine runs greedy and beam 4 at batch 1 (`--batch-one-sentences` paragraphs,
 one call each) and at batch 64 (`--sentences` paragraphs), with one and with two
@@ -188,14 +193,15 @@ def run_command(beam, texts, folder):
                               capture_output=True, check=False)
         seconds = time.perf_counter() - started
         if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed: {done.stderr[-2000:]}")
+            raise RuntimeError(f"{' '.join(command)} failed: "
+                               f"{done.stderr.decode('utf-8', 'replace')[-2000:]}")
         with open(rss_file) as handle:
             peak_rss_kb = int(handle.read())
     return {"seconds": seconds, "peak_rss_mb": peak_rss_kb / 1024,
             "outputs": done.stdout.decode("utf-8").splitlines()}
 
 
-def summarise_command(results, rounds, runs, batch):
+def summarise_command(results, rounds, batch):
     """Medians of the `ct2_command` runs, and their agreement with `ct2_float32` at one
     thread count's batch-`batch` runs (CTranslate2's outputs do not depend on threads)."""
     reference = next(value for key, value in rounds.items() if key.startswith("ct2_float32/"))
@@ -286,7 +292,7 @@ def main(argv=None):
               "batch_one_sentences": args.batch_one_sentences, "batch": args.batch,
               "rounds": args.rounds, "engines": summary,
               "ratios_sentences_per_second": ratios(summary, runs, args.threads_list),
-              "ct2_command": summarise_command(command_rounds, rounds, runs, args.batch),
+              "ct2_command": summarise_command(command_rounds, rounds, args.batch),
               "seconds": round(time.perf_counter() - started, 1)}
     harness.write("bench_engines", result, args)
     return result

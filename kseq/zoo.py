@@ -13,10 +13,10 @@ Bad input raises `KseqError`.
 
 import os
 
+from kseq import ctranslate2
 from kseq.errors import KseqError
 from kseq.models import ARCHITECTURES  # noqa: F401 (a translator's architectures)
 from kseq.models import Captioner, SequenceClassifier, SequenceTagger, Translator
-from kseq import ctranslate2
 from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa: F401
                                  build_data, load_recipe, make_tokenizer, merge)
 from kseq.presets.catalog import canonical_name, is_preset, load_preset_model, presets

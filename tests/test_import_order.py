@@ -21,7 +21,8 @@ PACKAGE = pathlib.Path(kseq.__file__).parent
 RANKS = {"text": 0, "data.pipeline": 0, "data.sources": 0, "data.datasets": 0, "data": 0,
          "decoding": 0, "metrics": 0, "export": 0, "version": 0, "errors": 0, "arguments": 0,
          "atomic_files": 0,
-         "layers": 1, "presets": 1, "ctranslate2": 1, "models": 2, "zoo": 3, "training": 4, "cli": 5, "demo": 5}
+         "layers": 1, "presets": 1, "ctranslate2": 1,
+         "models": 2, "zoo": 3, "training": 4, "cli": 5, "demo": 5}
 
 
 def _room(module):

@@ -6,8 +6,8 @@ The names below are imported on first use (PEP 562), so that
 `kseq.text.WordTokenizer` and `from kseq.text import WordTokenizer` work as before.
 """
 
-import importlib
-import importlib.util
+import importlib as _importlib
+import importlib.util as _importlib_util
 
 _HOMES = {
     "CharTokenizer": "char_tokenizer",
@@ -27,14 +27,16 @@ __all__ = sorted(_HOMES)
 
 
 def __getattr__(name):
+    """A public name (imported from its module on first use), or a submodule."""
     if name not in _HOMES:
-        if importlib.util.find_spec(f"kseq.text.{name}") is None:  # a submodule, as before
+        if "." in name or _importlib_util.find_spec(f"kseq.text.{name}") is None:
             raise AttributeError(f"module 'kseq.text' has no attribute {name!r}")
-        return importlib.import_module(f"kseq.text.{name}")
-    value = getattr(importlib.import_module(f"kseq.text.{_HOMES[name]}"), name)
+        return _importlib.import_module(f"kseq.text.{name}")  # as `import kseq.text.x` gives
+    value = getattr(_importlib.import_module(f"kseq.text.{_HOMES[name]}"), name)
     globals()[name] = value  # the next lookup does not come here
     return value
 
 
 def __dir__():
+    """The public names, loaded or not."""
     return sorted(set(globals()) | set(_HOMES))

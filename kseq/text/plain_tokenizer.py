@@ -27,6 +27,7 @@ Example:
 ["Bonjour ! l'homme <unk> <unk>"]
 """
 
+import collections
 import re
 import unicodedata
 
@@ -34,10 +35,14 @@ from kseq.text.control_characters import replace_control_characters
 from kseq.text.token_marks import END_ID, JOINER, PAD_ID, RESERVED_TOKENS, START_ID, SUFFIX, UNK_ID
 
 KINDS = ("word", "char", "wordpiece")
+NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")  # ICU takes them in any case; Python upper only
 ASCII_SPACES = " \t\n\f\r"  # RE2's `\s`
 _SPACE_RUNS = re.compile(f"[{ASCII_SPACES}]+")
 # FastWordpieceTokenizer's default `max_bytes_per_token`: a longer word is `<unk>`.
 MAX_BYTES_PER_WORD = 100
+# Words whose WordPiece units are kept; past it the memo starts again (a long-running
+# process must not grow with every distinct word it has seen).
+WORD_MEMO_SIZE = 65536
 
 
 class PlainTokenizer:
@@ -59,10 +64,12 @@ class PlainTokenizer:
             raise ValueError(f"A vocabulary must start with the reserved tokens "
                              f"{list(RESERVED_TOKENS)}. Received: vocabulary[:4]="
                              f"{self.vocabulary[:4]}")
-        if len(set(self.vocabulary)) != len(self.vocabulary):
-            raise ValueError("A vocabulary must not repeat tokens. Received: duplicates")
+        repeated = sorted(t for t, n in collections.Counter(self.vocabulary).items() if n > 1)
+        if repeated:
+            raise ValueError(f"A vocabulary must not repeat tokens. Received: repeated "
+                             f"{repeated[:10]}")
         self.lowercase = bool(config.get("lowercase", False))
-        self.normalization = config.get("normalization", "NFC")
+        self.normalization = _normal_form(config.get("normalization", "NFC"))
         self.ids = {token: index for index, token in enumerate(self.vocabulary)}
         self._word_pieces = {}  # word -> its WordPiece units (words repeat a lot)
 
@@ -73,9 +80,11 @@ class PlainTokenizer:
 
     def normalize(self, text):
         """One text (str, or bytes with invalid UTF-8) -> the text the graph's `normalize`
-        makes of it."""
-        if isinstance(text, bytes):
-            text = text.decode("utf-8", "replace")
+        makes of it (a str's lone surrogates count as their invalid UTF-8 bytes, as
+        `kseq.arguments.check_texts` passes them to the graph)."""
+        if isinstance(text, str):  # a lone surrogate: its bytes are invalid UTF-8, as in TF
+            text = text.encode("utf-8", "surrogatepass")
+        text = text.decode("utf-8", "replace")
         text = replace_control_characters(text)
         if self.normalization:
             text = unicodedata.normalize(self.normalization, text)
@@ -104,6 +113,8 @@ class PlainTokenizer:
         """Longest vocabulary unit first, continuations prefixed `##`; `<unk>` for the whole
         word when some part of it has no unit."""
         if word not in self._word_pieces:
+            if len(self._word_pieces) >= WORD_MEMO_SIZE:
+                self._word_pieces.clear()
             self._word_pieces[word] = _longest_units(word, self.ids)
         return self._word_pieces[word]
 
@@ -124,6 +135,16 @@ class PlainTokenizer:
             text = text.replace(" " + SUFFIX, "")
         text = text.replace(" " + JOINER, "")
         return text[len(JOINER):] if text.startswith(JOINER) else text
+
+
+def _normal_form(name):
+    """A Unicode normal form's name as `unicodedata` takes it (None: no normalisation)."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or name.upper() not in NORMAL_FORMS:
+        raise ValueError(f"normalization must be one of {list(NORMAL_FORMS)} or None. "
+                         f"Received: normalization={name!r}")
+    return name.upper()
 
 
 def _words_with_joiners(text):

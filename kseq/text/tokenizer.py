@@ -35,8 +35,10 @@ class Tokenizer(tf.Module):
                 f"A vocabulary must start with the reserved tokens {list(RESERVED_TOKENS)}. "
                 f"Received: vocabulary[:4]={vocabulary[:4]}"
             )
-        if len(set(vocabulary)) != len(vocabulary):
-            raise ValueError("A vocabulary must not repeat tokens. Received: duplicates")
+        repeated = sorted(t for t, n in collections.Counter(vocabulary).items() if n > 1)
+        if repeated:
+            raise ValueError(f"A vocabulary must not repeat tokens. Received: repeated "
+                             f"{repeated[:10]}")
         self.vocabulary = vocabulary
         self.lowercase = lowercase
         self.normalization = normalization

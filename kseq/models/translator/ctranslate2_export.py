@@ -73,8 +73,7 @@ def export_ctranslate2(model, directory, *, quantization=None, beam_size=4, n_be
     ['config.json', 'kseq_ctranslate2.json', 'model.bin', 'source_vocabulary.json',
      'target_vocabulary.json']
     """
-    from kseq.ctranslate2.translator import (import_ctranslate2,
-                                                               is_ctranslate2_export)
+    from kseq.ctranslate2.translator import import_ctranslate2, is_ctranslate2_export
 
     encoder, decoder = check_convertible(model)
     search = _search_defaults(model, beam_size, n_best, length_penalty, alpha, max_length,
