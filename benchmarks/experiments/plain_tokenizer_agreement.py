@@ -76,4 +76,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    _sys.exit(0 if main() else 1)
+    found = main()
+    _sys.exit(1 if found["source"]["differing"] or found["target"]["differing"] else 0)

@@ -69,7 +69,7 @@ class PlainTokenizer:
             raise ValueError(f"A vocabulary must not repeat tokens. Received: repeated "
                              f"{repeated[:10]}")
         self.lowercase = bool(config.get("lowercase", False))
-        self.normalization = _normal_form(config.get("normalization", "NFC"))
+        self.normalization = normal_form(config.get("normalization", "NFC"))
         self.ids = {token: index for index, token in enumerate(self.vocabulary)}
         self._word_pieces = {}  # word -> its WordPiece units (words repeat a lot)
 
@@ -112,11 +112,14 @@ class PlainTokenizer:
     def _wordpiece(self, word):
         """Longest vocabulary unit first, continuations prefixed `##`; `<unk>` for the whole
         word when some part of it has no unit."""
-        if word not in self._word_pieces:
+        if len(word.encode("utf-8")) > MAX_BYTES_PER_WORD:
+            return [RESERVED_TOKENS[UNK_ID]]  # not memoised: no long keys held
+        units = self._word_pieces.get(word)
+        if units is None:  # a local result: another thread may clear the memo meanwhile
             if len(self._word_pieces) >= WORD_MEMO_SIZE:
                 self._word_pieces.clear()
-            self._word_pieces[word] = _longest_units(word, self.ids)
-        return self._word_pieces[word]
+            units = self._word_pieces[word] = _longest_units(word, self.ids)
+        return units
 
     # === Text out ===
 
@@ -137,9 +140,14 @@ class PlainTokenizer:
         return text[len(JOINER):] if text.startswith(JOINER) else text
 
 
-def _normal_form(name):
-    """A Unicode normal form's name as `unicodedata` takes it (None: no normalisation)."""
-    if name is None:
+def normal_form(name):
+    """A Unicode normal form's name as `unicodedata` takes it, None for no normalisation
+    (any false value, as the graph tokenizer reads it); `ValueError` for anything else.
+
+    >>> normal_form("nfkc"), normal_form(False)
+    ('NFKC', None)
+    """
+    if not name:
         return None
     if not isinstance(name, str) or name.upper() not in NORMAL_FORMS:
         raise ValueError(f"normalization must be one of {list(NORMAL_FORMS)} or None. "
@@ -170,9 +178,8 @@ def _words_with_joiners(text):
 
 
 def _longest_units(word, ids):
-    """`word` cut greedily into the longest units of `ids` (continuations `##...`)."""
-    if len(word.encode("utf-8")) > MAX_BYTES_PER_WORD:
-        return [RESERVED_TOKENS[UNK_ID]]
+    """`word` (at most `MAX_BYTES_PER_WORD` bytes) cut greedily into the longest units of
+    `ids` (continuations `##...`)."""
     units, begin = [], 0
     while begin < len(word):
         prefix = SUFFIX if begin else ""

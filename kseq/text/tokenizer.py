@@ -9,6 +9,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kseq.text.control_characters import replace_control_characters_in_graph
+from kseq.text.plain_tokenizer import normal_form
 from kseq.text.token_marks import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID  # noqa: F401
 
 
@@ -41,6 +42,7 @@ class Tokenizer(tf.Module):
                              f"{repeated[:10]}")
         self.vocabulary = vocabulary
         self.lowercase = lowercase
+        normal_form(normalization)  # a bad name fails here, not at the first batch
         self.normalization = normalization
         self.token_strings = tf.constant(vocabulary)
         self.table = tf.lookup.StaticHashTable(

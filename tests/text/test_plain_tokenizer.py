@@ -18,7 +18,7 @@ TRICKY = [
     "emoji 😀 and 3.14", "日本語のテキスト。", "(a)[b]{c}", "a--b..c",
     "\u0915\u093f\u0924\u093e\u092c", "tab\u000bvertical", "￭joiner",
     # WordPiece's 100-byte limit, in one- and two-byte characters, with and without a joiner
-    "x" * 100, "x" * 101, "é" * 50, "é" * 51, "(" + "x" * 99, "(" + "x" * 100, "x" * 120,
+    "x" * 100, "x" * 101, "é" * 50, "é" * 51, "(" + "x" * 97, "(" + "x" * 98, "x" * 120,
 ]
 INVALID_UTF8 = [b"caf\xc3", b"\xff\xfeab", b"a\xed\xa0\x80b", b"\xe2\x82 x", b"ok \xc3\xa9"]
 WORDPIECE_VOCABULARY = list(RESERVED_TOKENS) + [
@@ -99,9 +99,14 @@ def test_bad_configs_are_refused():
         PlainTokenizer({"kind": "word", "vocabulary": ["a", "b"]})
     with pytest.raises(ValueError, match=r"repeat.*\['a'\]"):
         PlainTokenizer({"kind": "word", "vocabulary": list(RESERVED_TOKENS) + ["a", "a"]})
-    with pytest.raises(ValueError, match="normalization=.NFX"):
-        PlainTokenizer({"kind": "word", "vocabulary": list(RESERVED_TOKENS),
-                        "normalization": "NFX"})
+    for tokenizer in (lambda n: PlainTokenizer({"kind": "word", "normalization": n,
+                                                "vocabulary": list(RESERVED_TOKENS)}),
+                      lambda n: WordTokenizer(list(RESERVED_TOKENS), normalization=n)):
+        with pytest.raises(ValueError, match="normalization=.NFX"):
+            tokenizer("NFX")  # the graph's tokenizer now fails as early, in one line
+    # No normalisation: None or any false value, as the graph reads it.
+    graph = WordTokenizer(list(RESERVED_TOKENS), normalization=False)
+    assert PlainTokenizer(graph.get_config()).split(["ﬁne"]) == [["ﬁne"]]
 
 
 def test_a_lower_case_normal_form_and_a_lone_surrogate_read_as_in_the_graph():
@@ -111,6 +116,14 @@ def test_a_lower_case_normal_form_and_a_lone_surrogate_read_as_in_the_graph():
     text = "a\ud800b"  # `check_texts` hands the graph its surrogatepass bytes
     ids = graph.tokenize(tf.constant([text.encode("utf-8", "surrogatepass")])).to_list()
     assert plain.tokenize([text]) == ids
+
+
+def test_the_old_module_path_still_imports():
+    from kseq.models.translator import ctranslate2_translator as old
+    from kseq.ctranslate2 import translator
+
+    assert old.CTranslate2Translator is translator.CTranslate2Translator
+    assert old.INSTALL_HINT == translator.INSTALL_HINT
 
 
 def test_the_plain_modules_load_without_tensorflow():

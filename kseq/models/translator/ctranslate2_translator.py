@@ -3,6 +3,8 @@
 from kseq.ctranslate2.translator import (  # noqa: F401
     CONFIG_FILE,
     FORMAT_VERSION,
+    INSTALL_HINT,
+    LENGTH_PENALTIES,
     CTranslate2Translator,
     import_ctranslate2,
     is_ctranslate2_export,
