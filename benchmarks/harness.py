@@ -174,6 +174,12 @@ def ratio(ours, theirs, digits=2):
     return round(ours / theirs, digits) if theirs else None
 
 
+def experiment_result(name):
+    """Where a one-off experiment (`benchmarks/experiments/`) keeps its result by default:
+    `benchmarks/experiments/results/<name>.json` (a `path` for `write`)."""
+    return os.path.join(FOLDER, "experiments", "results", f"{name}.json")
+
+
 def result_path(name, args=None, default=None):
     """Where `write` puts the result of benchmark `name`: `--json` (`-`: nowhere), else
     nowhere with `--smoke`, else `default` (`-`: nowhere) or

@@ -73,8 +73,7 @@ def main(argv=None):
         stages[f"beam {beam}: {len(sources)} sentences"] = memory()
     harness.write("decode_rss_stages", {"preset": PRESET, "batch": args.batch,
                                         "sentences": len(sources), "stages": stages}, args,
-                  path=_os.path.join(harness.FOLDER, "experiments", "results",
-                                     "decode_rss_stages.json"))
+                  path=harness.experiment_result("decode_rss_stages"))
     return stages
 
 

@@ -26,9 +26,7 @@ import os as _os
 import sys as _sys
 
 _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # benchmarks/
-import statistics  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 
 import harness  # noqa: E402 (benchmarks/harness.py, before TensorFlow)
 
@@ -40,21 +38,13 @@ LOOP_STEPS = 48
 
 
 def per_step_ms(run, repeats, lengths):
-    """`(ms per step, ms fixed)` of `run(n)`, a search forced to `n` steps."""
+    """`(ms per step, ms fixed)` of `run(n)`, a search forced to `n` steps (each length
+    run once untimed first: tracing, warm caches)."""
     short, long = lengths
-    run(short)
-    run(long)  # traces or warms both lengths
-
-    def median(n):
-        times = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            run(n)
-            times.append(time.perf_counter() - started)
-        return statistics.median(times)
-
-    step = (median(long) - median(short)) / (long - short)
-    return round(1000 * step, 3), round(1000 * (median(short) - short * step), 2)
+    short_seconds = harness.median_seconds(lambda: run(short), repeats)[1]
+    long_seconds = harness.median_seconds(lambda: run(long), repeats)[1]
+    step = (long_seconds - short_seconds) / (long - short)
+    return round(1000 * step, 3), round(1000 * (short_seconds - short * step), 2)
 
 
 def kseq_runner(model):
@@ -104,22 +94,12 @@ def matmul_floor_ms(kernels, embeddings, repeats):
         return tf.while_loop(lambda i, x: i < LOOP_STEPS, body, (0, x))[1]
 
     x = tf.random.normal([1, embeddings.shape[1]])
-    loop(x)
-    seconds = statistics.median(_timed(lambda: loop(x).numpy(), repeats))
+    seconds = harness.median_seconds(lambda: loop(x), repeats)[1]
     row = x.numpy()
     numpy_step = lambda: chain(row, kernels, lambda h: h @ embeddings.T)
-    numpy_seconds = statistics.median(
-        _timed(lambda: [numpy_step() for _ in range(LOOP_STEPS)], repeats))
+    numpy_seconds = harness.median_seconds(
+        lambda: [numpy_step() for _ in range(LOOP_STEPS)], repeats)[1]
     return round(1000 * seconds / LOOP_STEPS, 3), round(1000 * numpy_seconds / LOOP_STEPS, 3)
-
-
-def _timed(call, repeats):
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - started)
-    return times
 
 
 def loop_body_nodes(model):
@@ -170,8 +150,7 @@ def main(argv=None):
     result["kseq_step_ms_without_layer_norms"] = per_step_ms(
         kseq_runner(translator(preset)), args.repeats, lengths)[0]
     harness.write("decode_step_parts", result, args,
-                  path=_os.path.join(harness.FOLDER, "experiments", "results",
-                                     "decode_step_parts.json"))
+                  path=harness.experiment_result("decode_step_parts"))
     return result
 
 

@@ -116,8 +116,7 @@ def main(argv=None):
         result["float32"]["seconds_per_step"]["train_step"],
         result["mixed_bfloat16"]["seconds_per_step"]["train_step"], 3)
     harness.write("onmt_step_parts", result, args,
-                  path=_os.path.join(harness.FOLDER, "experiments", "results",
-                                     "onmt_step_parts.json"))
+                  path=harness.experiment_result("onmt_step_parts"))
     return result
 
 

@@ -70,8 +70,7 @@ def main(argv=None):
         result[side] = compare(tokenizer, PlainTokenizer(tokenizer.get_config()),
                                [pair[column] for pair in pairs])
     harness.write("plain_tokenizer_agreement", result, args,
-                  path=_os.path.join(harness.FOLDER, "experiments", "results",
-                                     "plain_tokenizer_agreement.json"))
+                  path=harness.experiment_result("plain_tokenizer_agreement"))
     return result
 
 
