@@ -40,6 +40,8 @@ Example:
 255
 """
 
+import functools
+
 import tensorflow as tf  # in-graph decoding: there is no keras.ops twin
 
 DEFAULT_MAX_PIXELS = 40_000_000
@@ -251,6 +253,22 @@ def decode_rows(encoded, size, max_pixels=DEFAULT_MAX_PIXELS):
     """`[B]` encoded images -> `(images [B, H, W, 3] uint8, valid [B] bool)`; never raises
     for a bad row (it comes out white with `valid` False)."""
     encoded = tf.convert_to_tensor(encoded, tf.string)
+    if tf.executing_eagerly():
+        height, width = size
+        return _compiled_decoder((int(height), int(width)), int(max_pixels))(encoded)
+    return _decode_rows(encoded, size, max_pixels)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_decoder(size, max_pixels):
+    """`_decode_rows` traced once per (size, bound): run eagerly it would rebuild and
+    re-trace its `tf.data` pipeline on every call (about 1 s per 64 images, against 0.05 s)."""
+    return tf.function(lambda encoded: _decode_rows(encoded, size, max_pixels),
+                       input_signature=[tf.TensorSpec([None], tf.string)])
+
+
+def _decode_rows(encoded, size, max_pixels):
+    """`decode_rows` inside a graph."""
     height, width = size
     rows = tf.shape(encoded, out_type=tf.int64)[0]
     decoded = (tf.data.Dataset.from_tensor_slices((tf.range(rows), encoded))

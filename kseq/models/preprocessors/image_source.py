@@ -1,7 +1,5 @@
 """`ImageSource`: encoded images -> pixels, the input side of every image task's preprocessor."""
 
-import functools
-
 import numpy as np
 import tensorflow as tf
 
@@ -10,14 +8,6 @@ from kseq.data.pipeline.image_inputs import encoded_images, looks_like_an_image
 from kseq.errors import KseqError
 
 CHECK_CHUNK = 64  # images decoded at a time when checking: bounded memory
-
-
-@functools.lru_cache(maxsize=16)
-def compiled_decoder(image_size, max_pixels):
-    """`decode_rows` traced once per (size, bound): run eagerly it rebuilds and re-traces
-    its `tf.data` pipeline on every call (about 1 s per 64 images, against 0.05 s)."""
-    return tf.function(lambda encoded: decode_rows(encoded, image_size, max_pixels),
-                       input_signature=[tf.TensorSpec([None], tf.string)])
 
 
 class ImageSource:
@@ -41,10 +31,7 @@ class ImageSource:
 
     def images(self, encoded):
         """`[B]` encoded images -> `(pixels [B, H, W, 3] uint8, valid [B] bool)`."""
-        if not tf.executing_eagerly():  # already inside a traced function
-            return decode_rows(encoded, self.image_size, self.max_pixels)
-        decoder = compiled_decoder(tuple(self.image_size), int(self.max_pixels))
-        return decoder(tf.convert_to_tensor(encoded, tf.string))
+        return decode_rows(encoded, self.image_size, self.max_pixels)
 
     def inference_inputs(self, encoded):
         """`[B]` encoded images -> `{"images", "valid", "empty" (= not valid), "truncated"}`."""
