@@ -85,3 +85,17 @@ def test_letterbox_keeps_the_aspect_on_white(shape):
         assert width == 16 and height <= 2
     elif shape[0] > shape[1]:
         assert height == 16 and width <= 2
+
+
+def test_eager_calls_and_a_traced_graph_decode_alike():
+    png = tf.io.encode_png(RGBA).numpy()
+    # Eagerly: a Python list, numpy integers for the size; one trace serves both calls.
+    listed, listed_valid = decode_rows([png, b"junk"], [np.int64(5), np.int64(7)])
+    again, _ = decode_rows(np.array([png, b"junk"], object), (5, 7))
+    np.testing.assert_array_equal(listed.numpy(), again.numpy())
+    traced, traced_valid = tf.function(lambda rows: decode_rows(rows, (5, 7)))(
+        tf.constant([png, b"junk"]))
+    np.testing.assert_array_equal(listed.numpy(), traced.numpy())
+    assert listed_valid.numpy().tolist() == traced_valid.numpy().tolist() == [True, False]
+    with pytest.raises(TypeError):
+        decode_rows([png], (5.5, 7))

@@ -41,6 +41,7 @@ Example:
 """
 
 import functools
+import operator
 
 import tensorflow as tf  # in-graph decoding: there is no keras.ops twin
 
@@ -251,11 +252,16 @@ def _letterbox(rgb, height, width):
 
 def decode_rows(encoded, size, max_pixels=DEFAULT_MAX_PIXELS):
     """`[B]` encoded images -> `(images [B, H, W, 3] uint8, valid [B] bool)`; never raises
-    for a bad row (it comes out white with `valid` False)."""
+    for a bad row (it comes out white with `valid` False).
+
+    `size` (`(H, W)`) and `max_pixels` are integers. Called eagerly, the decoding runs as
+    one `tf.function` per (size, bound), traced on the first call; inside a traced
+    function it becomes part of that graph."""
+    size = tuple(operator.index(side) for side in size)  # one cache key, ints in both paths
+    max_pixels = operator.index(max_pixels)
     encoded = tf.convert_to_tensor(encoded, tf.string)
     if tf.executing_eagerly():
-        height, width = size
-        return _compiled_decoder((int(height), int(width)), int(max_pixels))(encoded)
+        return _compiled_decoder(size, max_pixels)(encoded)
     return _decode_rows(encoded, size, max_pixels)
 
 
