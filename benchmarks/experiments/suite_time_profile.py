@@ -6,21 +6,24 @@
     python benchmarks/experiments/suite_time_profile.py --raw /tmp/suite.txt   # again, no run
 
 The question (issue #29: `make test` within 15 minutes on an AVX2-only 2-core CPU): is
-the suite's time in running tiny models, or in the work around them, and which parts
-would a faster CPU (wider vectors, more FLOP/s) shorten? `--record` runs `make test`'s
-pytest command under `py-spy record --subprocesses` (Python stacks of the two xdist
-workers and of every child process a test starts, 25 samples a second) and keeps the raw
-stacks; `--raw` reads such a file. Each sample gets one kind, the first that matches from
-the top of this list: tracing (`func_graph_from_py_func`: Python
-building a graph), writing a SavedModel, loading a `.keras` file, creating a `tf.data`
-iterator, other eager `tf.data` work (a `reduce` or `get_single_element` pass over a
-dataset), running compiled functions and eager ops (`quick_execute`, or a generated op
-wrapper on top of the stack: kernels, and instantiating functions), imports, and the rest;
-the same kinds with a `child_` prefix for the child processes tests start.
-Also the tests (first `test_*` frame) that took most samples. Prints JSON.
+the suite's time in running tiny models, or in the work around them? `--record` runs
+`make test`'s pytest command under `py-spy record --subprocesses` (Python stacks of the
+two xdist workers and of every child process a test starts, 25 samples a second) and
+keeps the raw stacks; `--raw` reads such a file. Each sample gets one kind, the first
+that matches from the top of this list: tracing (`func_graph_from_py_func`: Python
+building a graph, also when a save or a `tf.data` map triggers it), writing a
+SavedModel, saving or loading a `.keras` file, creating a `tf.data` iterator, other
+eager `tf.data` ops (passes such as `reduce` and `get_single_element`, building
+datasets, reading batches), running compiled functions and eager ops (`quick_execute`,
+or a generated op wrapper on top of the stack), imports, and the rest ("other"); the
+same kinds with a `child_` prefix for the child processes tests start. Also the tests
+(first `test_*` frame in a worker) with the most samples. Prints JSON.
 
-Samples are of Python threads only: TensorFlow's own kernel threads are not seen, so
-"running" is the time a Python thread waited on kernels (tiny models: mostly dispatch).
+py-spy samples Python threads while they are not idle: a thread blocked while
+TensorFlow's own threads run its kernels is not counted, and those threads are not
+sampled. "running" is therefore the Python threads' own share of running ops (inline
+kernels, dispatch, function set-up), a lower bound on kernel time; compare the sampled
+total with the run's CPU time (`/usr/bin/time`) to bound the rest.
 """
 
 import argparse
@@ -42,22 +45,37 @@ WORKER = "exec(eval(sys.stdin.readline()))"  # how an xdist worker's command lin
 KINDS = [
     ("tracing", "func_graph_from_py_func"),
     ("savedmodel_writing", "saved_model/save.py"),
-    ("keras_file_loading", "saving_lib.py"),
+    ("keras_files", "saving_lib.py"),  # saving and loading `.keras` files
     ("tf_data_iterators", "make_iterator"),
-    ("tf_data_passes", "gen_dataset_ops.py"),  # eager reduce / get_single_element: a pass
+    ("tf_data_ops", "gen_dataset_ops.py"),  # eager passes (reduce, get_single_element), next
     ("running", "quick_execute"),
     ("imports", "_find_and_load"),
 ]
-TEST_FRAME = re.compile(r"(test_\w+) \(((?:test_\w+|\w+_fixtures|conftest)\.py):\d+\)")
+TEST_FRAME = re.compile(r"(?<![\w.])(test_\w+) \(((?:test_\w+|\w+_fixtures|conftest)\.py):\d+\)")
+RECORD_START = re.compile(r'process \d+:"')
 
 
 def samples(path):
-    """`(stack, count)` of a py-spy raw file (`frame;frame;... count` lines)."""
+    """`(stack, count)` of a py-spy raw file (`frame;frame;... count` records). A child's
+    command line keeps its newlines (`python -c` scripts), so a record runs until the next
+    line that starts a record (`process N:"`, the root's frame)."""
+    record = []
+
+    def finished():
+        match = re.match(r"^(.*) (\d+)$", "\n".join(record), re.S)
+        return (match.group(1), int(match.group(2))) if match else None
+
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
-            match = re.match(r"^(.*) (\d+)$", line.rstrip("\n"))
-            if match:
-                yield match.group(1), int(match.group(2))
+            line = line.rstrip("\n")
+            if RECORD_START.match(line) and record:
+                done = finished()
+                if done:
+                    yield done
+                record = []
+            record.append(line)
+    if record and finished():
+        yield finished()
 
 
 def kind(stack):
@@ -67,7 +85,8 @@ def kind(stack):
     own = stack[processes[-1]:] if processes else stack
     if len(processes) == 1 and WORKER not in own[:300]:
         return "controller"  # pytest's own process
-    # Children name their own process; one whose command line holds quotes shows none.
+    # Children name their own process (one in a record that `samples` could not join shows
+    # none: counted as a child too).
     prefix = "" if processes and WORKER in own[:300] else "child_"
     found = next((name for name, pattern in KINDS if pattern in own), None)
     # A generated op wrapper (`gen_*_ops.py`) on top of the stack: an eager op running.
@@ -77,6 +96,8 @@ def kind(stack):
 
 
 def profile(path):
+    """Sampled seconds by kind (each sample counted once, in its first kind) and the tests
+    with most samples in the xdist workers (a child's samples are credited to no test)."""
     kinds, tests, total = collections.Counter(), collections.Counter(), 0
     for stack, count in samples(path):
         total += count
@@ -102,8 +123,11 @@ def record(path):
                               env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
     except FileNotFoundError:
         sys.exit("suite_time_profile: py-spy is not installed (pip install py-spy)")
-    summary = [line for line in done.stdout.splitlines() if " passed" in line or " failed" in line]
-    return summary[-1].strip() if summary else done.stdout[-500:]
+    if done.returncode != 0:
+        sys.exit(f"suite_time_profile: the run failed (exit {done.returncode}):\n"
+                 f"{done.stderr[-2000:]}{done.stdout[-2000:]}")
+    summary = [line for line in done.stdout.splitlines() if " passed" in line]
+    return summary[-1].strip() if summary else ""
 
 
 def main(argv=None):

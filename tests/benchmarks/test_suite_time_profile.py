@@ -20,13 +20,14 @@ STACKS = {
     f"{PYTEST};{WORKER};{TEST};mat_mul (tensorflow/python/ops/gen_math_ops.py:6236)":
         ("running", 5),
     f"{PYTEST};{WORKER};{TEST};reduce_dataset (tensorflow/python/ops/gen_dataset_ops.py:9)":
-        ("tf_data_passes", 10),
+        ("tf_data_ops", 10),
     f"{PYTEST};{WORKER};helper (x.py:3)": ("other", 5),
     f"{PYTEST};{WORKER};{CHILD};_find_and_load (<frozen importlib._bootstrap>:1)":
         ("child_imports", 25),
-    # A child whose command line held quotes shows no process line of its own.
-    'print(1)";<module> (<string>:1);func_graph_from_py_func (func_graph.py:9)':
-        ("child_tracing", 5),
+    # A `python -c` child: its command line keeps the script's newlines, and a script line
+    # ending in a number is no record of its own.
+    f'{PYTEST};{WORKER};process 4:"python -c import json\nhalf = 2\nprint(half)";'
+    '<module> (<string>:1);func_graph_from_py_func (func_graph.py:9)': ("child_tracing", 5),
     f"{PYTEST};main (pytest.py:1)": ("controller", 0),
 }
 
@@ -36,7 +37,7 @@ def test_each_stack_gets_its_kind_and_the_totals_add_up(tmp_path):
         stack: kind for stack, (kind, _) in STACKS.items()}
     raw = tmp_path / "suite.txt"
     raw.write_text("".join(f"{stack} {count}\n" for stack, (_, count) in STACKS.items()
-                           if count) + "a line without a count\n")
+                           if count))
     result = suite_time_profile.profile(str(raw))
     assert result["sampled_seconds"] == 5.0  # 125 samples at 25 a second
     assert result["by_kind"]["tracing"] == {"seconds": 2.0, "share": 0.4}
