@@ -28,6 +28,7 @@ total with the run's CPU time (`/usr/bin/time`) to bound the rest.
 
 import argparse
 import collections
+import itertools
 import json
 import os
 import re
@@ -60,34 +61,28 @@ def samples(path):
     command line keeps its newlines (`python -c` scripts), so a record runs until the next
     line that starts a record (`process N:"`, the root's frame)."""
     record = []
-
-    def finished():
-        match = re.match(r"^(.*) (\d+)$", "\n".join(record), re.S)
-        return (match.group(1), int(match.group(2))) if match else None
-
     with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            line = line.rstrip("\n")
+        # A last record start flushes the file's last record.
+        for line in itertools.chain(handle, ['process 0:"end of file"']):
             if RECORD_START.match(line) and record:
-                done = finished()
-                if done:
-                    yield done
+                match = re.match(r"^(.*) (\d+)$", "".join(record).rstrip("\n"), re.S)
+                if match:
+                    yield match.group(1), int(match.group(2))
                 record = []
             record.append(line)
-    if record and finished():
-        yield finished()
 
 
 def kind(stack):
     """The kind of work of one sampled stack (see the module docstring); a child process's
     kinds start with `child_`."""
-    processes = [m.start() for m in re.finditer(r'process \d+:"', stack)]
+    processes = [m.start() for m in RECORD_START.finditer(stack)]
     own = stack[processes[-1]:] if processes else stack
-    if len(processes) == 1 and WORKER not in own[:300]:
+    in_worker = bool(processes) and WORKER in own[:300]
+    if len(processes) == 1 and not in_worker:
         return "controller"  # pytest's own process
     # Children name their own process (one in a record that `samples` could not join shows
     # none: counted as a child too).
-    prefix = "" if processes and WORKER in own[:300] else "child_"
+    prefix = "" if in_worker else "child_"
     found = next((name for name, pattern in KINDS if pattern in own), None)
     # A generated op wrapper (`gen_*_ops.py`) on top of the stack: an eager op running.
     if found is None:
