@@ -1,5 +1,6 @@
 """`kseq train / caption / evaluate / export` on a captioner recipe, in-process."""
 
+import io
 import json
 import os
 
@@ -52,8 +53,9 @@ def test_caption_prints_one_line_per_image(trained, tmp_path, capsys):
     assert sorted(os.listdir(tmp_path / "plots")) == ["0000.png", "0001.png"]
 
 
-def test_caption_takes_each_file_on_its_own(trained, tmp_path, capsys):
-    """Every readable image gets its caption; each bad file one warning naming it; exit 1."""
+def test_caption_takes_each_file_on_its_own(trained, tmp_path, capsys, monkeypatch):
+    """Every readable image gets its caption; each bad file one warning naming it; exit 1;
+    likewise for paths read from stdin."""
     junk, notes, missing = tmp_path / "junk.png", tmp_path / "notes.txt", tmp_path / "gone.png"
     junk.write_bytes(b"nope")
     notes.write_text("not an image\n")
@@ -75,6 +77,10 @@ def test_caption_takes_each_file_on_its_own(trained, tmp_path, capsys):
     assert all(len(row["text"]) == len(row["score"]) == 1 for row in rows)
     assert main(["caption", trained, str(junk)]) == 1  # nothing readable: still one line each
     assert len(capsys.readouterr().err.splitlines()) == 1
+    # The same paths on stdin (a stream, as `translate` reads it): the same lines and exit.
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{path}\n" for path in files)))
+    assert main(["caption", trained, "--beam", "2", "--json"]) == 1
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == rows
 
 
 def test_caption_errors_are_one_line(trained, tmp_path, capsys):

@@ -97,6 +97,14 @@ def _result_arguments(command, scores=False):
                          help="write the results to FILE instead of printing them")
 
 
+def _input_argument(command, what="inputs"):
+    """`--input FILE`: a command's inputs, one a line, read as a stream like stdin."""
+    command.add_argument("--input", metavar="FILE",
+                         help=f"read the {what} from FILE, one a line (default: stdin, when "
+                              f"none is given as an argument); '-' is stdin. Lines are read "
+                              f"and decoded in chunks, each chunk's results written at once")
+
+
 def build_parser():
     parser = _Parser(prog="kseq", description=DESCRIPTION,
                      parents=[_common_options(False)])
@@ -150,11 +158,13 @@ def build_parser():
                        help="compile the train step with XLA (default: the recipe's)")
     train.set_defaults(run=_train)
 
-    translate = commands.add_parser("translate", help="translate arguments or stdin lines",
+    translate = commands.add_parser("translate", help="translate arguments, or stdin (or "
+                                                      "--input FILE) lines as a stream",
                                     parents=common)
     translate.add_argument("model_dir", help=MODEL_HELP)
     translate.add_argument("texts", nargs="*",
                            help="texts to translate (default: one per stdin line)")
+    _input_argument(translate, "texts")
     _search_arguments(translate)
     translate.add_argument("--plot-attention", metavar="DIR",
                            help="also write one alignment PNG per input (greedy)")
@@ -166,8 +176,10 @@ def build_parser():
                                                   "skipped with a warning, exit code 1)",
                                   parents=common)
     caption.add_argument("model_dir", help=MODEL_HELP)
-    caption.add_argument("images", nargs="+", metavar="IMAGE",
-                         help="PNG, JPEG, GIF, BMP or WebP files")
+    caption.add_argument("images", nargs="*", metavar="IMAGE",
+                         help="PNG, JPEG, GIF, BMP or WebP files (default: one path per "
+                              "stdin line)")
+    _input_argument(caption, "image paths")
     _search_arguments(caption)
     caption.add_argument("--plot-attention", metavar="DIR",
                          help="also write one attention PNG per image (greedy)")
@@ -184,6 +196,7 @@ def build_parser():
     classify.add_argument("model_dir", help=MODEL_HELP)
     classify.add_argument("texts", nargs="*", metavar="text_or_image",
                           help="texts (or image files) to classify (default: stdin lines)")
+    _input_argument(classify, "texts (or image paths)")
     classify.add_argument("--top-k", type=_integer(1), default=1, metavar="K",
                           help="the K most probable labels per input (default: 1)")
     _result_arguments(classify)
@@ -194,6 +207,7 @@ def build_parser():
     tag.add_argument("model_dir", help=MODEL_HELP)
     tag.add_argument("texts", nargs="*",
                      help="sentences to tag, words separated by spaces (default: stdin lines)")
+    _input_argument(tag, "sentences")
     _result_arguments(tag)
     tag.set_defaults(run=_tag)
 

@@ -1,5 +1,6 @@
 """How a command prints: its results (to stdout or `--output FILE`), notes and warnings."""
 
+import contextlib
 import json
 import os
 import sys
@@ -28,17 +29,33 @@ def _check_output_file(path):
         raise KseqError(f"--output's folder does not exist. Received: --output {path}")
 
 
-def _emit(args, lines):
-    """The results: printed, or written to `--output FILE` (atomically: a failed command
-    leaves the file as it was)."""
-    if getattr(args, "output", None) is None:
-        for line in lines:
-            print(line)
+@contextlib.contextmanager
+def _result_lines(args):
+    """Yields `write(lines)`: each call's lines printed and flushed at once (a stream's
+    results come out as they are made), or with `--output FILE` written to a temporary file
+    beside FILE that replaces it when the command ends (a failed command leaves FILE as it
+    was). A reader of stdout that goes away (`| head`) raises `BrokenPipeError`."""
+    path = getattr(args, "output", None)
+    if path is None:
+        yield _print_lines
         return
-    from kseq.atomic_files import atomic_write_text
+    from kseq.atomic_files import atomic_path
 
-    atomic_write_text(args.output, "".join(f"{line}\n" for line in lines))
-    _note(args, f"wrote {len(lines)} lines to {args.output}")
+    count = 0
+    with atomic_path(path) as scratch, open(scratch, "w", encoding="utf-8") as handle:
+        def write(lines):
+            nonlocal count
+            handle.writelines(f"{line}\n" for line in lines)
+            count += len(lines)
+
+        yield write
+    _note(args, f"wrote {count} lines to {path}")
+
+
+def _print_lines(lines):
+    if lines:
+        sys.stdout.write("".join(f"{line}\n" for line in lines))
+        sys.stdout.flush()
 
 
 def _json_line(record):
