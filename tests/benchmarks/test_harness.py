@@ -27,10 +27,11 @@ SMOKE = ["bench_search", "bench_step_cache", "bench_epoch_order_pipeline", "benc
          "bench_translator_summary", "quality_table", "bench_cli_startup"]
 # Need data, a model or a second tree not available here: --help and the source checks.
 # bench_captioner's smoke run works offline but takes ~35 s (four searches traced), and
-# bench_engines's about a minute (six fresh TensorFlow processes): --help here.
+# bench_engines's about a minute (six fresh TensorFlow processes), bench_streaming_decode's
+# ~30 s (two): --help here.
 HELP_ONLY = ["bench_captioner", "bench_scaling", "bench_ctranslate2", "bench_engines", "bench_decode_libreoffice",
              "bench_multi_worker_scaling", "bench_decode_same_weights", "bench_export", "bench_onmt_config",
-             "bench_onmt_same_hour",
+             "bench_onmt_same_hour", "bench_streaming_decode",
              "bench_real_rows_train_step", "bench_translator", "quality_classifiers",
              "quality_emoji_captions", "quality_kanji_radicals", "quality_libreoffice",
              "quality_multilingual_captions", "quality_numbers", "quality_shapes_captions",
