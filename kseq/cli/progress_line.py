@@ -2,10 +2,11 @@
 
 When `kseq translate` (or `caption`, `classify`, `tag`) reads a stream and its results do
 not go to a terminal (a pipe, a file, `--output FILE`), the terminal sees nothing else for
-minutes; this says how far it is, at most once every `interval` seconds. On a terminal the
-report rewrites itself in place (`\\r`); anywhere else (a log file, a CI job) each report is a
-plain line of its own, with no `\\r` and no escape codes. A run shorter than `interval`
-prints nothing at all.
+minutes; this says how far it is, at most once every `interval` seconds. Each report is a
+plain line of its own, with no `\\r` and no escape codes, so a log file or a CI job keeps it
+readable (and the `kseq` command's stderr is a pipe into its TensorFlow-line filter anyway,
+`kseq.cli.stderr_filter`, which passes whole lines). A run shorter than `interval` prints
+nothing at all.
 
 Example:
 >>> import io
@@ -40,7 +41,6 @@ class ProgressLine:
         self.interval = interval
         self.stream = sys.stderr if stream is None else stream
         self.clock = clock
-        self.terminal = _is_terminal(self.stream)
         self.started = self.last = clock()
         self.lines = 0
         self.reported = False
@@ -60,23 +60,12 @@ class ProgressLine:
             return
         now = self.clock()
         self._write(f"kseq: {self.verb} {self.lines:,} lines in {now - self.started:.1f} s "
-                    f"({self._rate(now):,.0f} lines/s)", last=True)
+                    f"({self._rate(now):,.0f} lines/s)")
 
     def _rate(self, now):
         return self.lines / max(now - self.started, 1e-9)
 
-    def _write(self, text, last=False):
-        if self.terminal:  # one line, rewritten; padded over a longer previous report
-            text = f"\r{text:<60}" + ("\n" if last else "")
-        else:
-            text += "\n"
-        self.stream.write(text)
+    def _write(self, text):
+        self.stream.write(text + "\n")
         self.stream.flush()
         self.reported = True
-
-
-def _is_terminal(stream):
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
