@@ -132,6 +132,9 @@ class Task(keras.Model):
     # The score of `evaluate(pairs)` that `validation_callback` logs each epoch as
     # `val_<score>` (None: no report; a generative task reports BLEU instead).
     validation_score = None
+    # Whether targets are class labels: a training corpus's vocabulary sample then holds
+    # every label (`kseq.data.corpus.corpus_preparation`).
+    targets_are_labels = False
     # The recipe's `model` key naming the architecture, and the tokenizer kind of a
     # recipe built from an architecture name (`default_recipe`).
     architecture_key = "encoder"

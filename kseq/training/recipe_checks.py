@@ -27,7 +27,7 @@ _MODEL_COUNTS = ("num_layers", "num_heads", "hidden_dim", "intermediate_dim",
                  "num_encoder_layers", "num_decoder_layers", "kernel_size")
 _MODEL_RATES = ("dropout", "embedding_dropout", "activation_dropout")
 _TRAINING_COUNTS = ("epochs", "batch_size", "token_budget", "warmup_steps", "bleu_subset",
-                    "validation_subset", "seed")
+                    "validation_subset", "seed", "vocabulary_sample", "shuffle_window")
 # bleu_subset / validation_subset 0: no validation score each epoch (faster epochs)
 _MAY_BE_ZERO = ("seed", "bleu_subset", "validation_subset")
 

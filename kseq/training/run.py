@@ -3,8 +3,11 @@
 The recipe's `"task"` (default "translator") picks the builder
 (`kseq.zoo.build`); the model itself brings its preprocessor, compile defaults
 and validation callback (`kseq.models.Task`). Data are `(input, target)`
-pairs: a builder's splits or a user's TSV or CSV file (`read_table_rows`: a header and
-`columns` pick its input and target columns), split by a hash of the input.
+pairs: a builder's splits or a user's TSV or CSV files (one, several, a glob or
+a folder, plain or gzip; `read_table_rows`: a header and `columns` pick its
+input and target columns), split by a hash of the input, prepared once and
+streamed from disk (`kseq.training.training_data`): memory does not grow with
+the corpus.
 
 An output folder holds `recipe.json`, `data_source.json` (what it trained on),
 `model_config.json` (vocabularies included, so a restart builds the same
@@ -48,10 +51,8 @@ import keras
 from kseq import zoo
 from kseq.arguments import check_float, check_int
 from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
-from kseq.data.pipeline.bucketing import bucket_by_length, filter_by_length
-from kseq.data.pipeline.epoch_order import ExampleTable, count_batches, epoch_ordered_batches
-from kseq.data.pipeline.image_inputs import read_image_pairs
-from kseq.data.pipeline.parallel_text import check_columns, read_table_rows
+from kseq.data.corpus.held_out_split import split_of
+from kseq.data.pipeline.parallel_text import check_columns
 from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
 from kseq.presets.catalog import is_preset, load_preset_model
@@ -69,48 +70,39 @@ from kseq.training.callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudg
 from kseq.training.checkpoints import (CheckpointStore, compiled_from_recipe,
                                        ensure_optimizer_built, estimated_file_bytes)
 from kseq.training.curves import TrainingCurves
+from kseq.training.training_data import (HELD_OUT_ROWS, TrainingData, file_source,
+                                         prepared_corpus)
 
 
 def split_pairs(pairs, valid_percent=2, test_percent=2):
-    """Deterministic split by a hash of the source: the same sentence always lands in one split."""
+    """Deterministic split by a hash of the source: the same sentence always lands in one split
+    (`kseq.data.corpus.held_out_split`, as a training run splits its files)."""
     splits = {"train": [], "valid": [], "test": []}
     for source, target in pairs:
-        key = source if isinstance(source, bytes) else source.encode("utf-8")  # image bytes
-        bucket = int(hashlib.sha1(key).hexdigest(), 16) % 100
-        name = "test" if bucket < test_percent else (
-            "valid" if bucket < test_percent + valid_percent else "train")
-        splits[name].append((source, target))
+        splits[split_of(source, valid_percent, test_percent)].append((source, target))
     return splits
 
 
 def load_data(recipe, data_source=None):
-    """Splits from a data source (`RunFolder.resolve_data_source`: a file, read with its
-    recorded `columns`), a TSV or CSV path, or the recipe."""
+    """Splits of a data source (`RunFolder.resolve_data_source`): the recipe's builder's
+    splits as built, or a file source's (a path, glob or folder; read with its recorded
+    `columns`) held-out splits, `"valid"` and `"test"`, at most `HELD_OUT_ROWS` each (the
+    training split stays on disk: `kseq.training.training_data`)."""
     if isinstance(data_source, (str, os.PathLike)):
-        data_source = {"kind": "file", "path": os.fspath(data_source)}
+        data_source = file_source(data_source)
     if data_source is None or data_source["kind"] == "builder":
         if "data" not in recipe:
             raise KseqError("This recipe names no data builder: pass --data FILE.tsv. "
                             "Received: no data")
         return zoo.build_data(recipe)
-    path = data_source["path"]
-    if not os.path.isfile(path):
-        raise KseqError(f"No such data file. Received: --data {path}")
-    rows, _ = read_table_rows(path, data_source.get("columns"))
-    if not rows:
-        raise KseqError(f"No usable rows (an input and a target each) in the data file. "
-                        f"Received: {path}")
-    task = zoo.TASKS.get(recipe.get("task", "translator"))
-    if task is not None:  # the task's checks before the split, naming file and line
-        task.check_training_rows(recipe, rows, path)
-    pairs = [(source, target) for _, source, target in rows]
-    if zoo.takes_images(recipe):  # the input column holds image paths
-        pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(path)))
-    return split_pairs(pairs)
+    if "files" not in data_source:  # recorded by an older kseq: one file
+        data_source = dict(data_source, files=[data_source["path"]])
+    corpus = prepared_corpus(recipe, data_source)
+    return {split: corpus.pairs(split, HELD_OUT_ROWS) for split in ("valid", "test")}
 
 
-def _new_model(recipe, splits):
-    return zoo.build(recipe, splits["train"])
+def _new_model(recipe, corpus):
+    return zoo.build(recipe, corpus.sample())  # the vocabulary (and labels) from the sample
 
 
 def _model_from_config(run, recipe, precision="float32"):
@@ -151,7 +143,7 @@ class _Start:
         self.model, self.checkpoint, self.continued = model, checkpoint, continued
 
 
-def _start(run, recipe, splits, store):
+def _start(run, recipe, corpus, store):
     """A new model, the newest checkpoint that loads, or the finished `model.keras`.
 
     Call it under the run's strategy scope and `precision_scope`.
@@ -174,7 +166,7 @@ def _start(run, recipe, splits, store):
         raise KseqError(f"No usable checkpoint in {store.folder} (see above) and no model.keras; "
                         f"train into a new --output. Received: {run.path}")
     try:
-        return _Start(_new_model(recipe, splits))
+        return _Start(_new_model(recipe, corpus))
     except TypeError as error:  # an unknown or misspelt model option
         raise KseqError(f"The recipe's model section does not fit this architecture "
                         f"({error}). Received: model={recipe.get('model')!r}") from None
@@ -286,8 +278,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     Args:
         recipe_name: a preset name or a recipe JSON file.
         output_dir: the run folder; resumes or continues when it holds a run.
-        data_path: a data file instead of the recipe's data: `input<TAB>target` lines, or
-            a `.csv` file with a header row (`kseq.data.read_table_rows`).
+        data_path: data files instead of the recipe's data: a file, a glob pattern, a
+            folder or a list of those; `input<TAB>target` lines, or `.csv` files with a
+            header row (`kseq.data.read_table_rows`), plain or gzip-compressed.
         epochs: epochs to train to (a new or resumed run) or to add (a finished run).
         minutes: stop after this much training time (the model is saved).
         save_every_steps: checkpoint interval in optimizer steps.
@@ -344,7 +337,7 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     source = run.resolve_data_source(data_path, recipe, columns)
     run.check_recipe_change(recipe)  # a trained model's parts cannot change; training can
     try:
-        splits = load_data(recipe, source)
+        corpus = prepared_corpus(recipe, source)
     except TypeError as error:  # an unknown or misspelt data builder option
         raise KseqError(f"The recipe's data section does not fit its builder ({error}). "
                         f"Received: data={recipe.get('data')!r}") from None
@@ -355,23 +348,18 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         with lost_worker_as_error("multi-worker"):
             check_same_start(distribution, _start_point(run, store))
     with distribution.scope(), precision_scope(training.get("precision", "float32")):
-        start = _start(run, recipe, splits, store)
+        start = _start(run, recipe, corpus, store)
         model = start.model
         model.jit_compile = bool(training.get("jit_compile", False))  # a continued model too
         ensure_optimizer_built(model)
         if training.get("strategy") == "multi-worker":
             patch_for_multi_worker(model)  # keras-team/keras#20585
-    preprocessor = model.preprocessor
-    boundaries = training.get("boundaries", [16, 32, 48, 64])
-    table = ExampleTable(model.training_examples(preprocessor.tokenized(splits["train"]).apply(
-        filter_by_length(max(boundaries), preprocessor.example_length))))
-    batcher = bucket_by_length(boundaries, training.get("batch_size"),
-                               training.get("token_budget"), preprocessor.example_length,
-                               preprocessor.padded_widths(), preprocessor.label_padding)
-    steps_per_epoch = count_batches(table, batcher)
+    data = TrainingData(corpus, model, recipe)
+    boundaries = data.boundaries
+    steps_per_epoch = data.steps_per_epoch()
     if steps_per_epoch == 0:
         raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "
-                        f"Received: {len(splits['train'])} training pairs")
+                        f"Received: {corpus.size('train')} training pairs")
     step = int(model.optimizer.iterations.numpy())
     position = divmod(step, steps_per_epoch)
     target = _target_epochs(start, epochs, training.get("epochs", 10), position)
@@ -388,11 +376,12 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     if start.checkpoint is None:  # the model checkpoints will belong to, from now on
         atomic_write_json(run.file("model_config.json"), config_at_precision(
             keras.saving.serialize_keras_object(model), "float32"))
-    _report_start(run, start, step, position, target)
+    _report_start(run, start, step, position, target, corpus)
 
     guard = NonFiniteLossGuard()
     budget = TimeBudget(minutes) if minutes else None
-    validation = model.validation_callback(splits["valid"], training, verbose=bool(verbose)) \
+    validation = model.validation_callback(data.held_out("valid"), training,
+                                           verbose=bool(verbose)) \
         if chief else None  # scored once, by the chief
     checkpointing = Checkpointing(store, save_every_steps, steps_per_epoch, target, guard,
                                   batching, start.checkpoint and start.checkpoint["step"])
@@ -403,7 +392,7 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     callbacks += list(extra_callbacks)
 
     def stream(first, stop, skip):
-        return shard_by_data(epoch_ordered_batches(table, batcher, seed, (first, stop), skip))
+        return shard_by_data(data.stream(seed, (first, stop), skip))
 
     if not (start.checkpoint or {}).get("finished"):  # else only the final save is left
         with lost_worker_as_error(training.get("strategy")):
@@ -420,11 +409,15 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     _check_finite(model, store)
     with distribution.scope():
         model = _save_final(model, run, store, training)
+    splits = corpus.builder_splits if corpus.builder_splits is not None else \
+        {split: data.held_out(split) for split in ("valid", "test")}
     return model, splits, validation.history if validation else []
 
 
-def _report_start(run, start, step, position, target):
+def _report_start(run, start, step, position, target, corpus):
     epoch, batch = position
+    print(f"data: {corpus.size('train'):,} training, {corpus.size('valid'):,} validation, "
+          f"{corpus.size('test'):,} test examples (prepared in {corpus.folder})", flush=True)
     where = f"step {step} (epoch {epoch + 1}, batch {batch}; training to epoch {target})"
     if start.checkpoint is not None and start.checkpoint.get("finished"):
         print(f"resuming at step {step}: training had finished; saving the model", flush=True)

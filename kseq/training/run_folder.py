@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 
-from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text, file_sha256
+from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text
 from kseq.errors import KseqError
 from kseq.training.recipe_checks import check_continuation
 
@@ -78,7 +78,10 @@ class RunFolder:
             with open(path, encoding="utf-8") as handle:
                 source = json.load(handle)
             if source.get("kind") == "file":
-                source["path"], source["sha256"] = str(source["path"]), str(source["sha256"])
+                if not isinstance(source["path"], list):
+                    source["path"] = str(source["path"])
+                source["sha256"] = str(source["sha256"])
+                source["files"] = [str(f) for f in source.get("files") or [source["path"]]]
                 source["columns"] = _checked_columns(source.get("columns"))
             elif source.get("kind") != "builder":
                 raise ValueError(f"unknown kind {source.get('kind')!r}")
@@ -128,10 +131,9 @@ class RunFolder:
         columns = None if columns is None else [str(name) for name in columns]
         recorded_file = recorded if recorded is not None and recorded["kind"] == "file" else None
         if data_path:
-            if not os.path.isfile(data_path):
-                raise KseqError(f"No such data file. Received: --data {data_path}")
-            given = {"kind": "file", "path": os.path.abspath(data_path),
-                     "sha256": file_sha256(data_path), "columns": columns}
+            from kseq.training.training_data import file_source
+
+            given = file_source(data_path, columns)  # a file, several, a glob or a folder
             if columns is None and recorded_file and recorded_file["sha256"] == given["sha256"]:
                 given["columns"] = recorded_file["columns"]  # the same file, read as before
         elif columns is not None and recorded_file is None:
@@ -153,10 +155,13 @@ class RunFolder:
                 f"This run folder was trained on {describe_source(recorded)}; resume with the "
                 f"same data or train into a new --output. Received: {describe_source(given)}")
         if given["kind"] == "file" and given is recorded:
-            if not os.path.isfile(given["path"]):
+            from kseq.training.training_data import fingerprint
+
+            gone = [path for path in given["files"] if not os.path.isfile(path)]
+            if gone:
                 raise KseqError(f"The data file this run trained on is gone; pass it again "
-                                f"with --data. Received: {given['path']}")
-            if file_sha256(given["path"]) != recorded.get("sha256"):
+                                f"with --data. Received: {gone[0]}")
+            if fingerprint(given["files"]) != recorded.get("sha256"):
                 raise KseqError(f"The data file this run trained on has changed since; train "
                                 f"into a new --output. Received: {given['path']}")
         return given
@@ -222,7 +227,7 @@ def _checked_columns(columns):
 
 def describe_source(source):
     if source.get("kind") == "file":
-        columns = source.get("columns")
-        return f"--data {source.get('path')}" + (f" --columns {','.join(columns)}"
-                                                 if columns else "")
+        columns, path = source.get("columns"), source.get("path")
+        path = " ".join(path) if isinstance(path, list) else path
+        return f"--data {path}" + (f" --columns {','.join(columns)}" if columns else "")
     return f"the recipe's data builder {json.dumps(source.get('data'), sort_keys=True)}"

@@ -3,7 +3,9 @@
 `read_tsv` / `read_tsv_rows` read `source<TAB>target` lines; `read_table_rows`
 reads any data file a user gives (`kseq train --data`, `kseq evaluate --data`):
 a `.csv` file with a header row, or a TSV file, with a header when `columns`
-names the input and target columns.
+names the input and target columns. `iter_table_rows` gives the same rows one
+at a time, for files of any size. A gzip-compressed file (known by its first
+bytes; `corpus.tsv.gz`, `corpus.csv.gz`) is read the same way.
 
 Example:
 >>> import os, tempfile
@@ -16,9 +18,11 @@ Example:
 """
 
 import csv
+import gzip
 import io
 import logging
 import os
+import zlib
 
 import tensorflow as tf
 
@@ -31,14 +35,38 @@ class ParallelTextError(KseqError):
     """A corpus file or line that cannot be used, named by file and line."""
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+# What a damaged gzip file raises while it is read.
+DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
 def _open(path):
-    """`open(path, "rb")`, with an unreadable path (missing, a folder, no permission)
-    reported as a one-line `ParallelTextError` naming it."""
+    """`open(path, "rb")`, decompressing a gzip file (by its first bytes), with an
+    unreadable path (missing, a folder, no permission) reported as a one-line
+    `ParallelTextError` naming it."""
     try:
-        return open(path, "rb")
+        handle = open(path, "rb")
+        if handle.read(2) == GZIP_MAGIC:
+            handle.seek(0)
+            return gzip.GzipFile(fileobj=handle, mode="rb")
+        handle.seek(0)
+        return handle
     except OSError as error:
         raise ParallelTextError(f"Cannot read the corpus file ({error.strerror}). "
                                 f"Received: {path!r}") from None
+
+
+def _damaged(path, line_number, error):
+    """The one-line error for a file that cannot be read on (a cut or corrupt gzip)."""
+    return ParallelTextError(f"{path}:{line_number}: the file is damaged and cannot be read "
+                             f"past this line ({type(error).__name__}: {error}). "
+                             f"Received: {path}")
+
+
+def is_csv(path):
+    """Whether `path` is read as CSV: its name ends in `.csv` (or `.csv.gz`), any case."""
+    name = os.fspath(path).lower()
+    return name.removesuffix(".gz").endswith(".csv")
 
 
 def _decode(raw, path, line_number, strict):
@@ -64,7 +92,14 @@ def read_tsv(path, strict=False):
 def read_tsv_rows(path, strict=False):
     """`read_tsv` with each pair's 1-based line number: `([(line, source, target)], skipped)`,
     so a later check can name the line of a bad row."""
-    pairs, skipped = [], _no_skips()
+    skipped = _no_skips()
+    pairs = list(_tsv_rows(path, strict, skipped))
+    _report(path, skipped)
+    return pairs, skipped
+
+
+def _tsv_rows(path, strict, skipped):
+    """`(line, source, target)` of each usable `source<TAB>target` line, one at a time."""
     for number, text in _text_lines(path, strict, skipped):
         fields = text.split("\t")
         if len(fields) != 2:
@@ -78,9 +113,7 @@ def read_tsv_rows(path, strict=False):
                 raise ParallelTextError(f"{path}:{number}: empty source or target")
             skipped["empty"] += 1
             continue
-        pairs.append((number, fields[0].strip(), fields[1].strip()))
-    _report(path, skipped)
-    return pairs, skipped
+        yield number, fields[0].strip(), fields[1].strip()
 
 
 def _no_skips():
@@ -91,7 +124,16 @@ def _text_lines(path, strict, skipped):
     """`(1-based line number, text)` of each line of `path`, its line ending removed; a line
     that is not UTF-8 is counted in `skipped` (`strict`: raised)."""
     with _open(path) as handle:
-        for number, raw in enumerate(handle, start=1):
+        number = 0
+        lines = iter(handle)
+        while True:
+            try:
+                raw = next(lines)
+            except StopIteration:
+                return
+            except DAMAGED as error:
+                raise _damaged(path, number + 1, error) from None
+            number += 1
             text = _decode(raw.rstrip(b"\r\n"), path, number, strict)
             if text is None:
                 skipped["not_utf8"] += 1
@@ -102,7 +144,7 @@ def _text_lines(path, strict, skipped):
 def read_table_rows(path, columns=None, strict=False):
     """Reads a user's data file: `([(line, input, target)], skipped)`, as `read_tsv_rows`.
 
-    - A `.csv` file (by its suffix, any case) is read with Python's `csv` module:
+    - A `.csv` or `.csv.gz` file (by its suffix, any case) is read with Python's `csv` module:
       quoted fields may hold commas, tabs, quotes and newlines. Its first row is a
       header; `columns` names the input and target columns (default: the first two).
     - Any other file is a TSV file: `source<TAB>target` lines without a header
@@ -121,19 +163,26 @@ def read_table_rows(path, columns=None, strict=False):
     column name the header lacks, a CSV quote left open and an undecodable header are
     one-line `ParallelTextError`s naming the file and line.
     """
-    path = os.fspath(path)
-    if columns is not None:
-        columns = check_columns(columns)
-    if path.lower().endswith(".csv"):
-        records = _csv_records(path, strict)
-    elif columns is None:
-        return read_tsv_rows(path, strict)
-    else:
-        records = _headed_tsv_records(path, strict)
     skipped = _no_skips()
-    rows = _picked_rows(path, records(skipped), columns, strict, skipped)
+    rows = list(iter_table_rows(path, columns, strict, skipped))
     _report(path, skipped)
     return rows, skipped
+
+
+def iter_table_rows(path, columns=None, strict=False, skipped=None):
+    """`read_table_rows`'s `(line, input, target)` rows one at a time, for a file of any
+    size; skipped rows are counted into `skipped` (a dict as `read_table_rows` returns)."""
+    path = os.fspath(path)
+    skipped = _no_skips() if skipped is None else skipped
+    if columns is not None:
+        columns = check_columns(columns)
+    if is_csv(path):
+        records = _csv_records(path, strict)
+    elif columns is None:
+        return _tsv_rows(path, strict, skipped)
+    else:
+        records = _headed_tsv_records(path, strict)
+    return _picked_rows(path, records(skipped), columns, strict, skipped)
 
 
 def check_columns(columns):
@@ -163,6 +212,8 @@ def _csv_records(path, strict):
                     fields = next(reader)
                 except StopIteration:
                     return
+                except DAMAGED as error:
+                    raise _damaged(path, number, error) from None
                 except csv.Error as error:
                     hint = "; a quote left open?" if "end of data" in str(error) else ""
                     raise ParallelTextError(f"{path}:{number}: not readable as CSV ({error}"
@@ -202,8 +253,8 @@ def _headed_tsv_records(path, strict):
 
 
 def _picked_rows(path, records, columns, strict, skipped):
-    """`[(line, input, target)]` from `(line, fields)` records, the first one the header."""
-    rows, width, picked = [], None, None
+    """`(line, input, target)` rows from `(line, fields)` records, the first one the header."""
+    width, picked = None, None
     for number, fields in records:
         if width is None:
             width, picked = len(fields), _column_indexes(path, number, fields, columns)
@@ -221,8 +272,7 @@ def _picked_rows(path, records, columns, strict, skipped):
                                         f"Received: {path}")
             skipped["empty"] += 1
             continue
-        rows.append((number, source, target))
-    return rows
+        yield number, source, target
 
 
 def _column_indexes(path, number, header, columns):

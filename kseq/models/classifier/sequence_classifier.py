@@ -74,6 +74,7 @@ class SequenceClassifier(Task):
     """
 
     preset_task = "classifier"
+    targets_are_labels = True
 
     label_pad_id = -1  # class labels have no padding id
 

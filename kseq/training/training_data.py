@@ -1,0 +1,228 @@
+"""The data a run trains on: prepared once, tokenised once, streamed every epoch.
+
+One path for every size and every source:
+
+1. **Preparation** (`prepared_corpus`): the rows of the `--data` files (a file,
+   several, a glob or a folder; plain or gzip; TSV or CSV) or of the recipe's
+   data builder are read one at a time, checked by the task (naming file and
+   line), split by a hash of the input (2% test, 2% validation), and written as
+   record shards with a seeded sample of at most `training.vocabulary_sample`
+   (1,000,000) training examples for the vocabulary. It lives in
+   `$KSEQ_HOME/corpora/<key>`, keyed by the files' SHA-256, the columns, the
+   sample's size and seed: a second run on the same data reads it.
+2. **Tokenisation** (`TrainingData`): the model's preprocessor tokenises the
+   training split once into a `TokenStore` beside it (keyed by the
+   preprocessor and the model section), so later epochs, resumed runs and
+   other runs read token shards.
+3. **Epochs** (`TrainingData.stream`): epoch `e` reads the store in its own
+   order (`TokenStore.epoch`), filters by length and buckets; a resumed run
+   skips the batches it trained. Every epoch has the same number of batches
+   (counted once, kept in the store), so step `s` is batch `s % n` of epoch
+   `s // n`.
+
+Validation and returned splits hold at most `HELD_OUT_ROWS` rows each in memory.
+"""
+
+import hashlib
+import json
+import os
+
+from kseq.data.corpus.corpus_files import corpus_files, describe_files
+from kseq.data.corpus.corpus_preparation import (SAMPLE_SIZE, CorpusRow, is_prepared,
+                                                  prepare_corpus)
+from kseq.data.corpus.prepared_corpus import PreparedCorpus
+from kseq.data.corpus.token_store import WINDOW, TokenStore
+from kseq.data.pipeline.bucketing import (bucket_by_length, count_bucketed_batches,
+                                          filter_by_length)
+from kseq.data.pipeline.parallel_text import iter_table_rows
+from kseq.data.sources.kseq_home import kseq_home
+from kseq.errors import KseqError
+
+HELD_OUT_ROWS = 10_000  # validation / test rows a run keeps in memory
+CHECKED_ROWS = 10_000  # rows a task checks at a time
+CORPUS_FORMAT = "kseq-corpus-1"
+
+
+def fingerprint(files):
+    """SHA-256 of the files' contents in order (one file: its own SHA-256)."""
+    from kseq.atomic_files import file_sha256
+
+    digests = [file_sha256(path) for path in files]
+    if len(digests) == 1:
+        return digests[0]
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
+
+
+def file_source(spec, columns=None):
+    """The data source of `--data spec`: its files, their fingerprint and `columns`."""
+    files = corpus_files(spec)
+    path = os.path.abspath(spec) if isinstance(spec, (str, os.PathLike)) else \
+        [os.path.abspath(item) for item in spec]
+    return {"kind": "file", "path": path, "files": files, "sha256": fingerprint(files),
+            "columns": None if columns is None else list(columns)}
+
+
+def prepared_corpus(recipe, source, report=None):
+    """The prepared corpus of `source` (a file source or the recipe's builder), made now
+    when the cache does not hold it."""
+    from kseq import zoo
+
+    training = recipe.get("training", {})
+    sample = int(training.get("vocabulary_sample", SAMPLE_SIZE))
+    seed = int(training.get("seed", 0))
+    task = zoo.TASKS.get(recipe.get("task", "translator"))
+    labels = bool(getattr(task, "targets_are_labels", False))
+    splits = None
+    if source["kind"] == "builder":
+        splits = zoo.build_data(recipe)
+        inputs = "bytes" if zoo.takes_images(recipe) else "text"
+        key = _key({"builder": _pairs_digest(splits), "sample": sample, "seed": seed})
+        rows = _builder_rows(splits)
+    else:
+        images = zoo.takes_images(recipe)
+        inputs = "paths" if images else "text"
+        key = _key({"sha256": source["sha256"], "columns": source.get("columns"),
+                    "sample": sample, "seed": seed, "images": images,
+                    # image paths are relative to their file's folder
+                    "folders": sorted({os.path.dirname(p) for p in source["files"]})
+                    if images else None})
+        rows = _file_rows(source, recipe, task, images)
+    folder = os.path.join(kseq_home(), "corpora", key)
+    if not is_prepared(folder):
+        skipped = {}
+        prepare_corpus(rows, folder, sample_size=sample, seed=seed, inputs=inputs,
+                       labels=labels, report=report, extra={"skipped": skipped,
+                                                           "key": key})
+    corpus = PreparedCorpus(folder)
+    corpus.builder_splits = splits if source["kind"] == "builder" else None
+    if not corpus.size("train"):
+        where = describe_files(source["files"]) if source["kind"] == "file" else \
+            "the recipe's data builder"
+        raise KseqError(f"No usable training rows (an input and a target each) in the data. "
+                        f"Received: {where}")
+    return corpus
+
+
+def _key(facts):
+    return hashlib.sha256(json.dumps({"format": CORPUS_FORMAT, **facts},
+                                     sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _pairs_digest(splits):
+    digest = hashlib.sha256()
+    for name in ("train", "valid", "test"):
+        for source, target in splits.get(name, []):
+            for value in (name, source, target):
+                data = value if isinstance(value, bytes) else str(value).encode("utf-8")
+                digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def _builder_rows(splits):
+    for name in ("train", "valid", "test"):
+        for line, (source, target) in enumerate(splits.get(name, []), start=1):
+            yield CorpusRow(f"{name} split", line, source, target, name)
+
+
+def _file_rows(source, recipe, task, images):
+    """Each file's usable rows, checked by the task `CHECKED_ROWS` at a time."""
+    for path in source["files"]:
+        skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
+        chunk = []
+        for row in iter_table_rows(path, source.get("columns"), skipped=skipped):
+            chunk.append(row)
+            if len(chunk) == CHECKED_ROWS:
+                yield from _checked(chunk, path, recipe, task, images)
+                chunk = []
+        yield from _checked(chunk, path, recipe, task, images)
+        if any(skipped.values()):
+            import logging
+
+            logging.getLogger("kseq").warning(
+                "%s: skipped %s", path,
+                ", ".join(f"{count:,} {kind.replace('_', '-')} line(s)"
+                          for kind, count in skipped.items() if count))
+
+
+def _checked(rows, path, recipe, task, images):
+    if not rows:
+        return
+    if task is not None:
+        task.check_training_rows(recipe, rows, path)
+    folder = os.path.dirname(path)
+    for line, source, target in rows:
+        if images:
+            source = source if os.path.isabs(source) else os.path.join(folder, source)
+            if not os.path.isfile(source):
+                raise KseqError(f"{path} line {line}: no such image file. Received: {source}")
+        yield CorpusRow(path, line, source, target)
+
+
+class TrainingData:
+    """A model's view of a prepared corpus: its token store, batches and epochs.
+
+    Args:
+        corpus: a `PreparedCorpus`.
+        model: the task model (its preprocessor tokenises; `training_examples`).
+        recipe: the run's recipe (`training.boundaries`, `batch_size` /
+            `token_budget`, `shuffle_window`; the model section keys the store).
+    """
+
+    def __init__(self, corpus, model, recipe):
+        self.corpus, self.model = corpus, model
+        training = recipe.get("training", {})
+        self.boundaries = training.get("boundaries", [16, 32, 48, 64])
+        self.batch_size, self.token_budget = training.get("batch_size"), \
+            training.get("token_budget")
+        self.window = int(training.get("shuffle_window", WINDOW))
+        self.store = self._token_store(recipe)
+
+    def _token_store(self, recipe):
+        preprocessor = self.model.preprocessor
+        key = hashlib.sha256(json.dumps(
+            {"task": type(self.model).__name__, "preprocessor": preprocessor.get_config(),
+             "model": recipe.get("model")}, sort_keys=True, default=str).encode()).hexdigest()
+        folder = os.path.join(self.corpus.folder, f"tokens-{key[:24]}")
+        if TokenStore.is_built(folder):
+            return TokenStore(folder)
+        if self.corpus.inputs != "text":  # a file that does not decode: named now
+            for chunk in self.corpus.chunks("train", 256):
+                preprocessor.check_training_images([image for image, _ in chunk])
+        examples = self.model.training_examples(
+            preprocessor.tokenized(self.corpus.dataset("train")))
+        return TokenStore.build(folder, examples, expected=self.corpus.size("train"))
+
+    @property
+    def length_filter(self):
+        return filter_by_length(max(self.boundaries), self.model.preprocessor.example_length)
+
+    def batcher(self):
+        preprocessor = self.model.preprocessor
+        return bucket_by_length(self.boundaries, self.batch_size, self.token_budget,
+                                preprocessor.example_length, preprocessor.padded_widths(),
+                                preprocessor.label_padding)
+
+    def steps_per_epoch(self):
+        """Batches in every epoch (counted on the first call, then kept in the store)."""
+        key = json.dumps({"boundaries": sorted(self.boundaries), "batch_size": self.batch_size,
+                          "token_budget": self.token_budget})
+        return self.store.memo(key, lambda: count_bucketed_batches(
+            self.store.examples().apply(self.length_filter), self.boundaries, self.batch_size,
+            self.token_budget, self.model.preprocessor.example_length))
+
+    def stream(self, seed, epochs, skip_batches=0):
+        """Epochs `epochs[0]` .. `epochs[1] - 1` of batches, after `skip_batches`."""
+        import tensorflow as tf
+
+        first, stop = epochs
+        batcher = self.batcher()
+        stream = None
+        for epoch in range(first, stop):
+            batches = self.store.epoch(seed, epoch, self.window).apply(self.length_filter) \
+                .apply(batcher)
+            stream = batches if stream is None else stream.concatenate(batches)
+        return stream.skip(skip_batches).prefetch(tf.data.AUTOTUNE)
+
+    def held_out(self, split, limit=HELD_OUT_ROWS):
+        """At most `limit` rows of "valid" or "test" as Python pairs."""
+        return self.corpus.pairs(split, limit)
