@@ -180,3 +180,21 @@ def test_readme_rest_example_comes_from_this_export(served):
             handle.write(text[: found.start(1)] + block + text[found.end(1):])
         return
     assert found.group(1) == block
+
+
+def test_hostile_images_are_bad_rows_of_the_served_model(exported, tmp_path):
+    """Issue 50: each hostile row beside a good PNG, through `serving_default` in a fresh
+    process without kseq. An animated WebP once aborted the process (under TF Serving,
+    the server, and the good row's caption with it); the GIF and JPEG bombs cost 2.3 and
+    1.3 GB, the 40 MB GIF +1 GB and 30-50 s (tests/data/test_hostile_images.py)."""
+    from hostile_images import (animated_webp, cross_gif, jpeg_bomb, long_gif,
+                                run_rows_in_child, still_webp)
+
+    rows = {"animated_webp": animated_webp(), "cross_gif": cross_gif(),
+            "jpeg_bomb": jpeg_bomb(), "long_gif": long_gif(), "still_webp": still_webp()}
+    answers = run_rows_in_child(tmp_path, rows, export_dir=exported)
+    assert answers.pop("kseq_loaded") is False
+    assert answers.pop("still_webp")["valid"] == [True, True]
+    for name, answer in answers.items():
+        assert answer["valid"] == [False, True], (name, answer)
+        assert answer["extra_mb"] < 300 and answer["seconds"] < 5, (name, answer)

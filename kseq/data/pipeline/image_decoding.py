@@ -3,11 +3,13 @@
 Training, `Captioner.caption()` and the exported model all decode images here,
 so a served image gives the tensor the model was trained on:
 
-1. **Size first.** The width and height are read from the header (PNG, GIF,
-   BMP, WebP; JPEG through `tf.image.extract_jpeg_shape`) before anything is
-   decoded; more than `max_pixels` is refused (a 100,000 x 100,000 PNG would
-   otherwise allocate 40 GB). A GIF is bounded by its image descriptors, every
-   frame summed, not only by its logical screen (`declared_pixels`).
+1. **Checks first** (`image_headers.refusal`, cheapest first). A row over
+   `max_bytes` is refused from its length; then an animated WebP (it crashes
+   TensorFlow's decoder); then the pixels the decoder will allocate, read from
+   the headers (PNG, GIF, BMP, WebP; JPEG through `tf.image.extract_jpeg_shape`),
+   over `max_pixels` (a 100,000 x 100,000 PNG would otherwise allocate 40 GB; a
+   GIF counts its frames and its canvas, not only its logical screen); then a
+   JPEG with too few bytes for its frame, and a JPEG or PNG cut short.
 2. **Decode, keeping alpha.** Each format decodes with its own channels
    (grey, grey + alpha, RGB, RGBA; `decode_image(channels=4)` refuses JPEG
    and GIF, and `channels=3` refuses an RGBA WebP), then becomes RGBA.
@@ -20,7 +22,7 @@ so a served image gives the tensor the model was trained on:
    (anti-aliased), the margins white; rounded back to uint8. The model scales
    pixels itself (each backbone knows its input range).
 
-A bad row (empty, not an image, truncated, or too large) must not fail a
+A bad row (empty, not an image, truncated, too large, animated WebP) must not fail a
 batch: TF's decoders raise inside a graph, and one failing row fails the whole
 batch. `decode_rows` therefore decodes each row inside a `tf.data` pipeline
 with `ignore_errors()` (core ops only, so TF Serving runs it) and reports
@@ -45,162 +47,10 @@ import operator
 
 import tensorflow as tf  # in-graph decoding: there is no keras.ops twin
 
+from kseq.data.pipeline.image_headers import (DEFAULT_MAX_BYTES, declared_pixels,  # noqa: F401
+                                              header_size, refusal)
+
 DEFAULT_MAX_PIXELS = 40_000_000
-
-
-def _bytes_at(encoded, start, count):
-    """`count` bytes of `encoded` from `start` as int32 (zeros past the end)."""
-    # Padded first: `substr` fails when `start` lies past the end of the string.
-    piece = tf.strings.substr(tf.strings.join([encoded, b"\0" * (start + count)]), start, count)
-    values = tf.cast(tf.io.decode_raw(piece, tf.uint8), tf.int64)
-    values.set_shape([count])  # the byte-order helpers read the static length
-    return values
-
-
-def _little_endian(values):
-    weights = tf.constant([1, 256, 65536, 16777216], tf.int64)[: values.shape[0]]
-    return tf.reduce_sum(values * weights)
-
-
-def _big_endian(values):
-    return _little_endian(tf.reverse(values, [0]))
-
-
-def _starts_with(encoded, magic):
-    return tf.equal(tf.strings.substr(encoded, 0, len(magic)), magic)
-
-
-def _webp_size(encoded):
-    """(height, width) of a WebP: canvas of VP8X, or the frame header of VP8 / VP8L."""
-    chunk = tf.strings.substr(tf.strings.join([encoded, b"\0" * 16]), 12, 4)
-    header = _bytes_at(encoded, 20, 10)
-    vp8x = (_little_endian(header[4:7]) + 1, _little_endian(header[7:10]) + 1)
-    low14 = lambda value: tf.bitwise.bitwise_and(value, tf.constant(0x3FFF, tf.int64))
-    vp8 = (low14(_little_endian(header[6:8])), low14(_little_endian(header[8:10])))
-    bits = _little_endian(header[1:5])  # VP8L: 14 bits width-1, 14 bits height-1
-    vp8l = (low14(bits) + 1, low14(tf.bitwise.right_shift(bits, tf.constant(14, tf.int64))) + 1)
-    width = tf.where(tf.equal(chunk, "VP8X"), vp8x[0],
-                     tf.where(tf.equal(chunk, "VP8L"), vp8l[0], vp8[0]))
-    height = tf.where(tf.equal(chunk, "VP8X"), vp8x[1],
-                      tf.where(tf.equal(chunk, "VP8L"), vp8l[1], vp8[1]))
-    return height, width
-
-
-def header_size(encoded):
-    """`(height, width)` int64 from the header of one encoded image, without decoding it.
-
-    Unknown formats give (0, 0): the decoder refuses them later.
-    """
-    png = (_big_endian(_bytes_at(encoded, 20, 4)), _big_endian(_bytes_at(encoded, 16, 4)))
-    gif = (_little_endian(_bytes_at(encoded, 8, 2)), _little_endian(_bytes_at(encoded, 6, 2)))
-    bmp_height = _little_endian(_bytes_at(encoded, 22, 4))  # negative: a top-down BMP
-    bmp = (tf.where(bmp_height >= 2**31, 2**32 - bmp_height, bmp_height),
-           _little_endian(_bytes_at(encoded, 18, 4)))
-    cases = [(_starts_with(encoded, b"\x89PNG"), png), (_starts_with(encoded, b"GIF8"), gif),
-             (_starts_with(encoded, b"BM"), bmp),
-             (_starts_with(encoded, b"RIFF"), _webp_size(encoded))]
-    height, width = tf.constant(0, tf.int64), tf.constant(0, tf.int64)
-    for matches, (h, w) in reversed(cases):
-        height, width = tf.where(matches, h, height), tf.where(matches, w, width)
-    size = tf.stack([height, width])
-
-    def jpeg_size():
-        return tf.cast(tf.image.extract_jpeg_shape(encoded)[:2], tf.int64)
-
-    return tf.cond(tf.io.is_jpeg(encoded), jpeg_size, lambda: size)
-
-
-def _gif_frame_pixels(encoded):
-    """The pixels of every frame of a GIF summed, as its image descriptors declare them.
-
-    TF decodes a GIF at its frames' sizes, not at the logical screen's (a GIF
-    whose screen says 1 x 1 may hold a 65,535 x 65,535 frame), and giflib
-    reads every frame of an animation into memory even when only the first is
-    kept: the bound is on their sum. The blocks are walked without a loop over
-    bytes (a file of tiny blocks would make a `tf.while_loop` run for minutes):
-    each byte is read as if it started a block, its successor is found by
-    pointer jumping (`log2(n)` rounds of one gather each), and the frame sizes
-    are summed along the path from the first block. GIF layout: 13-byte header
-    and screen, a global colour table, then blocks until the 0x3B trailer: an
-    image (0x2C, a 9-byte descriptor with width and height at +5 and +7, a
-    local colour table, one byte, data sub-blocks) or an extension (0x21, a
-    label, data sub-blocks); a sub-block is its length byte then that many
-    bytes, and a zero length ends the chain.
-    """
-    data = tf.cast(tf.io.decode_raw(tf.strings.join([encoded, b"\0"]), tf.uint8), tf.int32)
-    last = tf.size(data) - 1  # a zero byte: every walk that runs off the end stops there
-    positions = tf.range(last + 1)
-    at = lambda index: tf.gather(data, tf.minimum(index, last))
-
-    def jump(successor, values=None):
-        """Follows `successor` to its fixed point from every position, summing `values`."""
-        values = tf.zeros_like(successor, tf.int64) if values is None else values
-
-        def double(span, successor, values):  # `span`: the steps each position has walked
-            return span * 2, tf.gather(successor, successor), values + tf.gather(values, successor)
-
-        _, successor, values = tf.while_loop(lambda span, *_: span <= last, double,
-                                             (tf.constant(1), successor, values))
-        return successor, values
-
-    def colour_table(packed):
-        return tf.where(packed >= 128, 3 * tf.bitwise.left_shift(2, packed % 8), 0)
-
-    # A sub-block chain from every position: its zero-length end.
-    chain_end, _ = jump(tf.where(data == 0, positions,
-                                 tf.minimum(positions + data + 1, last)))
-    after_chain = lambda start: tf.minimum(tf.gather(chain_end, tf.minimum(start, last)) + 1, last)
-    is_image, is_extension = tf.equal(data, 0x2C), tf.equal(data, 0x21)
-    image_next = after_chain(positions + 11 + colour_table(at(positions + 9)))
-    successor = tf.where(is_image, image_next,
-                         tf.where(is_extension, after_chain(positions + 2), positions))
-    width = tf.cast(at(positions + 5) + 256 * at(positions + 6), tf.int64)
-    height = tf.cast(at(positions + 7) + 256 * at(positions + 8), tf.int64)
-    _, pixels = jump(successor, tf.where(is_image, width * height, 0))
-    first_block = tf.minimum(13 + colour_table(at(10)), last)
-    return pixels[first_block]
-
-
-def declared_pixels(encoded):
-    """The pixels one encoded image will decode to, read from its headers without decoding.
-
-    The header's width x height; for a GIF the larger of its screen and the sum
-    of its frames (see `_gif_frame_pixels`). Unknown formats give 0.
-    """
-    pixels = tf.reduce_prod(header_size(encoded))
-    return tf.cond(_starts_with(encoded, b"GIF8"),
-                   lambda: tf.maximum(pixels, _gif_frame_pixels(encoded)), lambda: pixels)
-
-
-def _pairs(data, first, second):
-    """`[n - 1]` bool: byte `i` is `first` and byte `i + 1` is `second`."""
-    return tf.logical_and(tf.equal(data[:-1], first), tf.equal(data[1:], second))
-
-
-def _complete(encoded):
-    """A JPEG's last scan is followed by its end marker; a PNG holds its IEND chunk.
-
-    libjpeg decodes a JPEG cut anywhere after its first scan with only a
-    warning, showing grey where the data stops: such a file is refused. Bytes
-    after the end (a phone's "motion photo" appends a video) are allowed. The
-    end marker must come after the last start-of-scan: an embedded EXIF
-    thumbnail has an end marker of its own, earlier; inside a scan a 0xFF byte
-    is always followed by 0x00, so no marker can be faked there.
-    """
-    data = tf.cast(tf.io.decode_raw(tf.strings.join([encoded, b"\0\0"]), tf.uint8), tf.int32)
-    positions = tf.range(tf.size(data) - 1)
-    last_scan = tf.reduce_max(tf.concat([tf.boolean_mask(positions, _pairs(data, 255, 0xDA)),
-                                         [-1]], 0))
-    ends = tf.boolean_mask(positions, _pairs(data, 255, 0xD9))
-    jpeg_end = tf.reduce_any(ends > last_scan) & (last_scan >= 0)
-    iend = [0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]  # "IEND" and its CRC
-    count = tf.size(data) - len(iend) + 1
-    found = tf.ones([tf.maximum(count, 0)], tf.bool)
-    for offset, byte in enumerate(iend):
-        found &= tf.equal(data[offset: offset + tf.maximum(count, 0)], byte)
-    png_end = tf.reduce_any(found)
-    return tf.where(_starts_with(encoded, b"\x89PNG"), png_end,
-                    tf.where(tf.io.is_jpeg(encoded), jpeg_end, True))
 
 
 def _to_rgba(image):
@@ -215,15 +65,12 @@ def _to_rgba(image):
         lambda: image[..., :4]], default=lambda: image[..., :4])
 
 
-def decode_one(encoded, size, max_pixels=DEFAULT_MAX_PIXELS):
+def decode_one(encoded, size, max_pixels=DEFAULT_MAX_PIXELS, max_bytes=DEFAULT_MAX_BYTES):
     """One encoded image -> uint8 `[H, W, 3]` (see the module docstring); raises when bad."""
     height, width = size
-    pixels = declared_pixels(encoded)
-    checks = [tf.debugging.assert_less_equal(
-                  pixels, tf.constant(max_pixels, tf.int64),
-                  message=f"image larger than max_pixels={max_pixels}"),
-              tf.debugging.assert_equal(_complete(encoded), True, message="truncated image")]
-    with tf.control_dependencies(checks):
+    why = refusal(encoded, max_pixels, max_bytes)
+    # The decoder waits for the checks: an animated WebP must never reach it.
+    with tf.control_dependencies([tf.debugging.Assert(tf.equal(why, ""), [why])]):
         native = tf.io.decode_image(encoded, channels=0, expand_animations=False)
     rgba = _to_rgba(tf.cast(native, tf.float32))  # [h, w, 4]
     rgba.set_shape([None, None, 4])
@@ -250,35 +97,35 @@ def _letterbox(rgb, height, width):
     return 255.0 - boxed
 
 
-def decode_rows(encoded, size, max_pixels=DEFAULT_MAX_PIXELS):
+def decode_rows(encoded, size, max_pixels=DEFAULT_MAX_PIXELS, max_bytes=DEFAULT_MAX_BYTES):
     """`[B]` encoded images -> `(images [B, H, W, 3] uint8, valid [B] bool)`; never raises
     for a bad row (it comes out white with `valid` False).
 
-    `size` (`(H, W)`) and `max_pixels` are integers. Called eagerly, the decoding runs as
-    one `tf.function` per (size, bound), traced on the first call; inside a traced
-    function it becomes part of that graph."""
+    `size` (`(H, W)`), `max_pixels` and `max_bytes` (the longest row decoded) are integers.
+    Called eagerly, the decoding runs as one `tf.function` per (size, bounds), traced on
+    the first call; inside a traced function it becomes part of that graph."""
     size = tuple(operator.index(side) for side in size)  # one cache key, ints in both paths
-    max_pixels = operator.index(max_pixels)
+    bounds = operator.index(max_pixels), operator.index(max_bytes)
     encoded = tf.convert_to_tensor(encoded, tf.string)
     if tf.executing_eagerly():
-        return _compiled_decoder(size, max_pixels)(encoded)
-    return _decode_rows(encoded, size, max_pixels)
+        return _compiled_decoder(size, bounds)(encoded)
+    return _decode_rows(encoded, size, bounds)
 
 
 @functools.lru_cache(maxsize=16)
-def _compiled_decoder(size, max_pixels):
-    """`_decode_rows` traced once per (size, bound): run eagerly it would rebuild and
+def _compiled_decoder(size, bounds):
+    """`_decode_rows` traced once per (size, bounds): run eagerly it would rebuild and
     re-trace its `tf.data` pipeline on every call (about 1 s per 64 images, against 0.05 s)."""
-    return tf.function(lambda encoded: _decode_rows(encoded, size, max_pixels),
+    return tf.function(lambda encoded: _decode_rows(encoded, size, bounds),
                        input_signature=[tf.TensorSpec([None], tf.string)])
 
 
-def _decode_rows(encoded, size, max_pixels):
-    """`decode_rows` inside a graph."""
+def _decode_rows(encoded, size, bounds):
+    """`decode_rows` inside a graph; `bounds`: `(max_pixels, max_bytes)`."""
     height, width = size
     rows = tf.shape(encoded, out_type=tf.int64)[0]
     decoded = (tf.data.Dataset.from_tensor_slices((tf.range(rows), encoded))
-               .map(lambda index, image: (index, decode_one(image, size, max_pixels)))
+               .map(lambda index, image: (index, decode_one(image, size, *bounds)))
                .ignore_errors())
     # One sentinel row, so the batch below exists even when every row is bad.
     sentinel = tf.data.Dataset.from_tensors(
