@@ -3,7 +3,8 @@
 One test per hole: a GIF whose frames are larger than its screen, a TensorFlow
 error while exporting, a damaged cache of a rebuilt backbone, a NUL before
 lower-casing, a typo among a training file's labels, 0-based row numbers, a
-continued run whose recipe changed, and a zip-bomb `.keras` file.
+continued run whose recipe changed, and a zip-bomb `.keras` file; and (issue 50) a
+`.keras` file whose weights declare arrays never written (an HDF5 fill-value bomb).
 """
 
 import io
@@ -312,6 +313,47 @@ def test_a_keras_file_declaring_too_many_bytes_is_refused_before_extraction(tmp_
     one_line(refused.value)
     assert main(["translate", str(bomb), "one"]) == 2
     check_declared_size(os.path.join(presets_folder(), "numbers_fr_transformer.keras"))  # fine
+
+
+def fill_value_bomb(shipped, target, scratch, elements=2**29):
+    """`shipped` with its first weight array replaced by a float32 array of `elements`
+    that is declared but never written (2 GiB by default; HDF5 stores no bytes for it
+    and reads it as its fill value). Returns that array's path in the weights file."""
+    from kseq.presets.keras_archive import rewrite_weights
+
+    replaced = []
+
+    def declare(weights_file):
+        with h5py.File(weights_file, "r+") as weights:
+            weights.visititems(lambda name, item: replaced.append(name)
+                               if isinstance(item, h5py.Dataset) and not replaced else None)
+            del weights[replaced[0]]
+            weights.create_dataset(replaced[0], shape=(elements,), dtype="float32")
+
+    rewrite_weights(shipped, target, declare, scratch)
+    return replaced[0]
+
+
+def test_a_weights_file_declaring_unwritten_arrays_is_refused_before_keras(tmp_path,
+                                                                          monkeypatch):
+    """Issue 50, item 5: a 2 GiB array declared in a 1.2 MB file (`kseq translate` reached
+    7.2 GB before Keras refused the shape) is refused from the HDF5 metadata alone."""
+    from kseq.presets.catalog import presets_folder
+    from kseq.presets.keras_archive import check_declared_size
+    from kseq.training import load_trained
+
+    shipped = os.path.join(presets_folder(), "numbers_fr_transformer.keras")
+    bomb = tmp_path / "model.keras"
+    fill_value_bomb(shipped, str(bomb), str(tmp_path))
+    assert os.path.getsize(bomb) <= os.path.getsize(shipped) + 4096  # 2 GiB, none written
+    monkeypatch.setattr(keras.saving, "load_model",
+                        lambda *a, **k: pytest.fail("an HDF5 bomb reached Keras"))
+    with pytest.raises(KseqError, match=r"its model.weights.h5 declares 2,14\d,\d{3},\d{3} "
+                                        r"bytes of arrays") as refused:
+        load_trained(str(tmp_path))
+    assert str(bomb) in one_line(refused.value)
+    assert main(["translate", str(bomb), "one"]) == 2
+    check_declared_size(shipped)  # the real file declares its own size: fine
 
 
 def test_a_run_recorded_with_an_architecture_name_continues_under_its_parts():

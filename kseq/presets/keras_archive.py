@@ -15,7 +15,10 @@ declares gigabytes (a "zip bomb": 1.5 MB declaring 2.9 GB) is refused first by
 uncompressed, so a real file declares about its own size; the bound is
 `max(MIN_DECLARED_BYTES, MAX_EXPANSION x the size on disk)`. Python's `zipfile`
 never reads an entry past its declared size, so the check holds for what Keras
-reads too.
+reads too. The same bound holds for the arrays the weights file declares: an
+HDF5 dataset that was never written reads as its fill value, so a 452 KB file
+declaring a 2 GiB array made `kseq translate` reach 7.2 GB before Keras's
+shape check refused it (`_declared_array_bytes`, from HDF5 metadata alone).
 
 Example:
 >>> import h5py, numpy as np, os, tempfile
@@ -38,23 +41,56 @@ MAX_EXPANSION = 16  # beyond that, at most this multiple of its size on disk
 
 
 def check_declared_size(path):
-    """`KseqError` when the `.keras` (zip) file at `path` declares more uncompressed bytes
-    than `max(MIN_DECLARED_BYTES, MAX_EXPANSION x its size)`; a file that is not a zip
-    is left to Keras's own error."""
+    """`KseqError` when the `.keras` (zip) file at `path` declares more uncompressed bytes,
+    or its `.h5` entries more bytes of arrays, than `max(MIN_DECLARED_BYTES, MAX_EXPANSION
+    x its size)`; a file that is not a zip, or an entry that is not HDF5, is left to
+    Keras's own error."""
     import zipfile
 
+    size = os.path.getsize(path)
+    limit = max(MIN_DECLARED_BYTES, MAX_EXPANSION * size)
     try:
         with zipfile.ZipFile(path) as archive:
             declared = sum(info.file_size for info in archive.infolist())
+            arrays = {} if declared > limit else {  # a zip bomb's entries are never opened
+                info.filename: _declared_array_bytes(archive, info)
+                for info in archive.infolist() if info.filename.endswith(".h5")}
     except (zipfile.BadZipFile, OSError, ValueError):
         return
-    size = os.path.getsize(path)
-    limit = max(MIN_DECLARED_BYTES, MAX_EXPANSION * size)
     if declared > limit:
         raise KseqError(f"{path} is not opened: its entries declare {declared:,} bytes "
                         f"uncompressed from {size:,} bytes on disk, more than the {limit:,} "
                         f"a model file may expand to (a zip bomb, or not a Keras file). "
                         f"Received: {path}")
+    for name, declared in arrays.items():
+        if declared is not None and declared > limit:
+            raise KseqError(f"{path} is not opened: its {name} declares {declared:,} bytes of "
+                            f"arrays from {size:,} bytes on disk, more than the {limit:,} a "
+                            f"model file may hold (arrays never written, which read as their "
+                            f"fill value). Received: {path}")
+
+
+def _declared_array_bytes(archive, info):
+    """The bytes of every array an HDF5 entry of `archive` declares (shape x item size),
+    read from its metadata without reading any array; None when it is not HDF5.
+
+    The entry is read through `zipfile` (Keras stores it uncompressed, so seeks are
+    cheap); only object headers are touched."""
+    import h5py
+
+    total = 0
+
+    def add(_, item):
+        nonlocal total
+        if isinstance(item, h5py.Dataset):
+            total += (item.size or 0) * item.dtype.itemsize  # Python ints; an empty array: None
+
+    try:
+        with archive.open(info) as handle, h5py.File(handle, "r") as weights:
+            weights.visititems(add)
+    except (OSError, ValueError, KeyError, RuntimeError):
+        return None
+    return total
 
 
 def dataset_count(group):
