@@ -3,8 +3,9 @@ read stdin or `--input FILE` in chunks and write each chunk's results as they co
 
 The reader (`kseq.cli.input_chunks`) on real pipes; the command in-process on the shipped
 `numbers_fr_transformer` (loaded once for the module, `testing.load_presets_once`): order
-across chunks, `--input FILE`, arguments as before, the progress line; and once in a child
-process whose stdin stays open, to see the first results come before the input ends.
+across chunks, `--input FILE`, arguments as before, the progress line, `evaluate --limit`
+reading only its rows; and once in a child process whose stdin stays open, to see the first
+results come before the input ends.
 """
 
 import contextlib
@@ -136,6 +137,18 @@ def test_progress_is_plain_lines_on_stderr_and_quiet_with_quiet(preset, capsys, 
         assert second.startswith("kseq: translated 70 lines (")
         assert total.startswith("kseq: translated 70 lines in ")
         assert "\r" not in captured.err and "\x1b" not in captured.err
+
+
+@pytest.mark.slow
+def test_evaluate_limit_reads_only_the_rows_it_scores(preset, tmp_path, capsys, caplog):
+    data = tmp_path / "pairs.tsv"
+    data.write_bytes(b"forty-two\tquarante-deux\nnine\tneuf\nragged line\n\xff\tbad\n")
+    assert main(["evaluate", PRESET, "--data", str(data), "--beam", "1", "--limit", "2"]) == 0
+    assert "(2 pairs)" in capsys.readouterr().out
+    assert "skipped" not in caplog.text  # the rows after the limit were never read
+    assert main(["evaluate", PRESET, "--data", str(data), "--beam", "1"]) == 0
+    assert "(2 pairs)" in capsys.readouterr().out
+    assert "skipped {'ragged': 1, 'not_utf8': 1}" in caplog.text
 
 
 @pytest.mark.slow  # a fresh process that loads TensorFlow: 8-15 s

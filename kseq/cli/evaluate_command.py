@@ -1,6 +1,9 @@
 """`kseq evaluate`: the task's scores on a TSV or CSV file or the run's test/valid split."""
 
+import contextlib
+import itertools
 import json
+import logging
 import os
 
 from kseq.cli.results import _check_output_file, _note
@@ -9,35 +12,48 @@ from kseq.cli.task_options import SEARCH_TUNING, _taken
 from kseq.errors import KseqError
 
 
-def _evaluation_pairs(model_dir, data, model=None, columns=None):
+def _evaluation_pairs(model_dir, data, model=None, columns=None, limit=None):
     """`--data` as a TSV or CSV file (`columns`: its input and reference columns by header
-    name), or the test/valid split of the data the run trained on (read as it was)."""
+    name), or the test/valid split of the data the run trained on (read as it was); the
+    first `limit` pairs (all if None)."""
     from kseq import zoo
-    from kseq.data.pipeline.parallel_text import read_table_rows
     from kseq.presets.catalog import is_preset
     from kseq.training.run_folder import RunFolder
     from kseq.training import load_data
 
     if os.path.isfile(data):
-        rows, _ = read_table_rows(data, columns)
-        if not rows:
-            raise KseqError(f"No usable rows (an input and a reference each) in the data "
-                            f"file. Received: --data {data}")
-        pairs = [(source, target) for _, source, target in rows]
-        if getattr(model.preprocessor, "input_kind", "text") == "images":  # image paths
-            from kseq.data.pipeline.image_inputs import read_image_pairs
-
-            pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(data)))
-        return pairs
+        return _file_pairs(data, model, columns, limit)
     if data in ("test", "valid") and not os.path.exists(model_dir) and is_preset(model_dir):
-        return zoo.build_data(zoo.load_recipe(model_dir))[data]  # a shipped preset's data
+        return zoo.build_data(zoo.load_recipe(model_dir))[data][:limit]  # a preset's data
     run = RunFolder(model_dir)
     recipe_path = run.file("recipe.json")
     if data not in ("test", "valid") or not os.path.isfile(recipe_path):
         raise KseqError("--data must be a TSV or CSV file, or 'test'/'valid' for a model "
                         f"trained by `kseq train`. Received: --data {data}")
     recipe = zoo.load_recipe(recipe_path)
-    return load_data(recipe, run.resolve_data_source(None, recipe))[data]  # checks the file
+    return load_data(recipe, run.resolve_data_source(None, recipe))[data][:limit]  # checked
+
+
+def _file_pairs(path, model, columns, limit):
+    """The `(input, reference)` pairs of a data file, read row by row and only up to `limit`
+    (`--limit` on a large file reads that many rows, not the file); image paths are read
+    relative to the file."""
+    from kseq.data.pipeline.parallel_text import iter_table_rows
+
+    skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
+    with contextlib.closing(iter_table_rows(path, columns, skipped=skipped)) as rows:
+        pairs = [(source, target) for _, source, target in itertools.islice(rows, limit)]
+    if any(skipped.values()):  # as `read_table_rows` reports them
+        logging.getLogger("kseq").warning(
+            "%s: skipped %s", path, {kind: count for kind, count in skipped.items() if count})
+    if not pairs:
+        raise KseqError(f"No usable rows (an input and a reference each) in the data "
+                        f"file. Received: --data {path}")
+    if getattr(model.preprocessor, "input_kind", "text") == "images":  # image paths
+        from kseq.data.pipeline.image_inputs import read_image_pairs
+
+        pairs = read_image_pairs(pairs, os.path.dirname(os.path.abspath(path)))
+    return pairs
 
 
 def _evaluate(args):
@@ -51,9 +67,7 @@ def _evaluate(args):
                  length_penalty=args.length_penalty, max_length=args.max_length)
     options = _taken(model, model.evaluate_options, given, SEARCH_TUNING + ("plot",),
                      "evaluate")
-    pairs = _evaluation_pairs(args.model_dir, args.data, model, args.columns)
-    if args.limit:
-        pairs = pairs[: args.limit]
+    pairs = _evaluation_pairs(args.model_dir, args.data, model, args.columns, args.limit)
     if not pairs:
         raise KseqError(f"The {args.data} split is empty. Received: --data {args.data}")
     result = model.evaluate(pairs, **options)
