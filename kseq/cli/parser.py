@@ -123,9 +123,13 @@ def build_parser():
     train.add_argument("recipe", help="preset name or recipe JSON file")
     train.add_argument("--output", required=True, metavar="DIR",
                        help="output folder (resumes if it exists)")
-    train.add_argument("--data", metavar="FILE",
+    train.add_argument("--data", metavar="FILE", nargs="+",
                        help=DATA_HELP.replace("a TSV file", "train on a TSV file instead of "
-                                                            "the recipe's data builder", 1))
+                                                            "the recipe's data builder", 1)
+                       + "; or several files, a quoted glob ('corpus/*.tsv.gz') or a folder, "
+                         "plain or gzip-compressed, of any size (prepared once, then streamed). "
+                         "Each example's split comes from a hash of its input: 96%% training, "
+                         "2%% validation, 2%% test (kseq evaluate --data valid|test)")
     _columns_argument(train, COLUMNS_HELP + "; recorded, so a resume reads the same ones")
     train.add_argument("--epochs", type=_integer(1), metavar="N",
                        help="epochs to train to (a new or resumed run) or to add (a finished "

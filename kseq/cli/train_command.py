@@ -91,7 +91,7 @@ def _train(args):
             stack.enter_context(contextlib.redirect_stdout(
                 stack.enter_context(open(os.devnull, "w", encoding="utf-8"))))
         model, splits, history = train(
-            args.recipe, args.output, data_path=args.data, epochs=args.epochs,
+            args.recipe, args.output, data_path=_data_argument(args.data), epochs=args.epochs,
             minutes=args.minutes, save_every_steps=args.save_every,
             overrides=_training_overrides(args), verbose=0 if args.quiet else 1,
             extra_callbacks=[report], strategy=args.strategy,
@@ -101,3 +101,10 @@ def _train(args):
               f"({model.count_params():,} parameters)")
     if report.stopped is not None and args.minutes:
         _note(args, _budget_note(args, report.stopped))
+
+
+def _data_argument(data):
+    """`--data`'s values: one path, glob or folder as a string; several as a list."""
+    if data is None or len(data) > 1:
+        return data
+    return data[0]

@@ -42,7 +42,7 @@ and at the end `model.keras`.
   other workers train into a private copy (`distribution.task_output_folder`).
 """
 
-import hashlib
+import collections.abc
 import json
 import os
 
@@ -86,19 +86,39 @@ def split_pairs(pairs, valid_percent=2, test_percent=2):
 def load_data(recipe, data_source=None):
     """Splits of a data source (`RunFolder.resolve_data_source`): the recipe's builder's
     splits as built, or a file source's (a path, glob or folder; read with its recorded
-    `columns`) held-out splits, `"valid"` and `"test"`, at most `HELD_OUT_ROWS` each (the
-    training split stays on disk: `kseq.training.training_data`)."""
+    `columns`) `"train"`, `"valid"` and `"test"` splits, each read from the prepared
+    corpus into a list when first asked for (a run itself never lists its training
+    split: `kseq.training.training_data`)."""
     if isinstance(data_source, (str, os.PathLike)):
-        data_source = file_source(data_source)
+        data_source = {"kind": "file", "path": os.fspath(data_source)}
     if data_source is None or data_source["kind"] == "builder":
         if "data" not in recipe:
             raise KseqError("This recipe names no data builder: pass --data FILE.tsv. "
                             "Received: no data")
         return zoo.build_data(recipe)
-    if "files" not in data_source:  # recorded by an older kseq: one file
-        data_source = dict(data_source, files=[data_source["path"]])
-    corpus = prepared_corpus(recipe, data_source)
-    return {split: corpus.pairs(split, HELD_OUT_ROWS) for split in ("valid", "test")}
+    if "sha256" not in data_source or "files" not in data_source:  # given by hand, or old
+        data_source = file_source(data_source["path"], data_source.get("columns"))
+    return CorpusSplits(prepared_corpus(recipe, data_source))
+
+
+class CorpusSplits(collections.abc.Mapping):
+    """A prepared corpus's splits as lists, each read when first asked for."""
+
+    def __init__(self, corpus):
+        self.corpus, self._read = corpus, {}
+
+    def __getitem__(self, split):
+        if split not in ("train", "valid", "test"):
+            raise KeyError(split)
+        if split not in self._read:
+            self._read[split] = self.corpus.pairs(split)
+        return self._read[split]
+
+    def __iter__(self):
+        return iter(("train", "valid", "test"))
+
+    def __len__(self):
+        return 3
 
 
 def _new_model(recipe, corpus):
@@ -341,6 +361,10 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     except TypeError as error:  # an unknown or misspelt data builder option
         raise KseqError(f"The recipe's data section does not fit its builder ({error}). "
                         f"Received: data={recipe.get('data')!r}") from None
+    if not corpus.size("train"):
+        raise KseqError(f"No usable training rows (an input and a target each) in the data: "
+                        f"all {corpus.size('valid') + corpus.size('test')} fell in the held-out "
+                        f"splits. Received: {corpus.description}")
     seed = training.get("seed", 0)
     keras.utils.set_random_seed(seed)  # the same recipe builds the same initial weights
     store = CheckpointStore(run.backup_folder)

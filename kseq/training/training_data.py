@@ -72,7 +72,7 @@ def prepared_corpus(recipe, source, report=None):
     seed = int(training.get("seed", 0))
     task = zoo.TASKS.get(recipe.get("task", "translator"))
     labels = bool(getattr(task, "targets_are_labels", False))
-    splits = None
+    splits, skipped = None, {}
     if source["kind"] == "builder":
         splits = zoo.build_data(recipe)
         inputs = "bytes" if zoo.takes_images(recipe) else "text"
@@ -86,20 +86,19 @@ def prepared_corpus(recipe, source, report=None):
                     # image paths are relative to their file's folder
                     "folders": sorted({os.path.dirname(p) for p in source["files"]})
                     if images else None})
-        rows = _file_rows(source, recipe, task, images)
+        rows = _file_rows(source, recipe, task, images, skipped)
     folder = os.path.join(kseq_home(), "corpora", key)
     if not is_prepared(folder):
-        skipped = {}
         prepare_corpus(rows, folder, sample_size=sample, seed=seed, inputs=inputs,
                        labels=labels, report=report, extra={"skipped": skipped,
                                                            "key": key})
     corpus = PreparedCorpus(folder)
     corpus.builder_splits = splits if source["kind"] == "builder" else None
-    if not corpus.size("train"):
-        where = describe_files(source["files"]) if source["kind"] == "file" else \
-            "the recipe's data builder"
-        raise KseqError(f"No usable training rows (an input and a target each) in the data. "
-                        f"Received: {where}")
+    corpus.description = describe_files(source["files"]) if source["kind"] == "file" else \
+        "the recipe's data builder"
+    if not sum(corpus.size(split) for split in ("train", "valid", "test")):
+        raise KseqError(f"No usable rows (an input and a target each) in the data. "
+                        f"Received: {corpus.description}")
     return corpus
 
 
@@ -124,8 +123,9 @@ def _builder_rows(splits):
             yield CorpusRow(f"{name} split", line, source, target, name)
 
 
-def _file_rows(source, recipe, task, images):
-    """Each file's usable rows, checked by the task `CHECKED_ROWS` at a time."""
+def _file_rows(source, recipe, task, images, totals):
+    """Each file's usable rows, checked by the task `CHECKED_ROWS` at a time; skipped
+    rows are added up in `totals`."""
     for path in source["files"]:
         skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
         chunk = []
@@ -135,6 +135,8 @@ def _file_rows(source, recipe, task, images):
                 yield from _checked(chunk, path, recipe, task, images)
                 chunk = []
         yield from _checked(chunk, path, recipe, task, images)
+        for kind, count in skipped.items():
+            totals[kind] = totals.get(kind, 0) + count
         if any(skipped.values()):
             import logging
 

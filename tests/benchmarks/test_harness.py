@@ -23,7 +23,7 @@ sys.path.insert(0, BENCHMARKS)
 import harness  # noqa: E402
 
 # Run in-process with --smoke (tiny sizes, seconds each).
-SMOKE = ["bench_search", "bench_step_cache", "bench_epoch_order_pipeline", "bench_classifier",
+SMOKE = ["bench_search", "bench_step_cache", "bench_token_store_pipeline", "bench_classifier",
          "bench_translator_summary", "quality_table", "bench_cli_startup"]
 # Need data, a model or a second tree not available here: --help and the source checks.
 # bench_captioner's smoke run works offline but takes ~35 s (four searches traced), and
@@ -31,12 +31,12 @@ SMOKE = ["bench_search", "bench_step_cache", "bench_epoch_order_pipeline", "benc
 # ~30 s (two): --help here.
 HELP_ONLY = ["bench_captioner", "bench_scaling", "bench_ctranslate2", "bench_engines", "bench_decode_libreoffice",
              "bench_multi_worker_scaling", "bench_decode_same_weights", "bench_export", "bench_onmt_config",
-             "bench_onmt_same_hour", "bench_streaming_decode",
+             "bench_onmt_same_hour", "bench_streaming_decode", "bench_corpus_scale",
              "bench_real_rows_train_step", "bench_translator", "quality_classifiers",
              "quality_emoji_captions", "quality_kanji_radicals", "quality_libreoffice",
              "quality_multilingual_captions", "quality_numbers", "quality_shapes_captions",
              "quality_turkish_pos", "quality_tuxpaint_captions"]
-SHARED = ["harness", "caption_quality", "experiment_helpers", "translator_setup"]
+SHARED = ["harness", "caption_quality", "experiment_helpers", "translator_setup", "synthetic_corpus"]
 
 
 def test_every_script_is_listed():
