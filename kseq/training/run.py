@@ -52,6 +52,7 @@ from kseq import zoo
 from kseq.arguments import check_float, check_int
 from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
 from kseq.data.corpus.held_out_split import split_of
+from kseq.data.corpus.token_store import WINDOW
 from kseq.data.pipeline.parallel_text import check_columns
 from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
@@ -240,6 +241,7 @@ def _batching(training, seed, steps_per_epoch):
     return {"seed": seed, "boundaries": sorted(training.get("boundaries", [16, 32, 48, 64])),
             "batch_size": training.get("batch_size"),
             "token_budget": training.get("token_budget"), "steps_per_epoch": steps_per_epoch,
+            "shuffle_window": training.get("shuffle_window", WINDOW),
             "precision": training.get("precision", "float32")}
 
 
