@@ -50,7 +50,7 @@ def main(argv=None):
     prepare_corpus(rows, os.path.join(folder, "corpus"), report=lambda line: None)
     corpus = PreparedCorpus(os.path.join(folder, "corpus"))
     store = TokenStore.build(os.path.join(folder, "tokens"),
-                             preprocessor.tokenized(corpus.dataset("train")),
+                             preprocessor.tokenized_batches(corpus.dataset("train")),
                              expected=corpus.size("train"))
     setup = time.perf_counter() - started
     batcher = bucket_by_length(BOUNDARIES, token_budget=4096)

@@ -31,8 +31,9 @@ from kseq.data.corpus.corpus_files import corpus_files, describe_files
 from kseq.data.corpus.corpus_preparation import (SAMPLE_SIZE, CorpusRow, is_prepared,
                                                   prepare_corpus)
 from kseq.data.corpus.prepared_corpus import PreparedCorpus
-from kseq.data.corpus.token_store import WINDOW, TokenStore
+from kseq.data.corpus.token_store import CHUNK, WINDOW, TokenStore
 from kseq.data.pipeline.bucketing import (bucket_by_length, count_bucketed_batches,
+                                          count_bucketed_chunks, example_length,
                                           filter_by_length)
 from kseq.data.pipeline.parallel_text import iter_table_rows
 from kseq.data.sources.kseq_home import kseq_home
@@ -160,6 +161,13 @@ def _checked(rows, path, recipe, task, images):
         yield CorpusRow(path, line, source, target)
 
 
+def _replaces_examples(model):
+    """Whether the task replaces tokenised examples before training (`training_examples`)."""
+    from kseq.models.task import Task
+
+    return type(model).training_examples is not Task.training_examples
+
+
 class TrainingData:
     """A model's view of a prepared corpus: its token store, batches and epochs.
 
@@ -190,9 +198,12 @@ class TrainingData:
         if self.corpus.inputs != "text":  # a file that does not decode: named now
             for chunk in self.corpus.chunks("train", 256):
                 preprocessor.check_training_images([image for image, _ in chunk])
-        examples = self.model.training_examples(
-            preprocessor.tokenized(self.corpus.dataset("train")))
-        return TokenStore.build(folder, examples, expected=self.corpus.size("train"))
+        raw = self.corpus.dataset("train")
+        if _replaces_examples(self.model):  # per example (a captioner's cached features)
+            chunks = self.model.training_examples(preprocessor.tokenized(raw)).ragged_batch(CHUNK)
+        else:
+            chunks = preprocessor.tokenized_batches(raw, CHUNK)
+        return TokenStore.build(folder, chunks, expected=self.corpus.size("train"))
 
     @property
     def length_filter(self):
@@ -208,9 +219,15 @@ class TrainingData:
         """Batches in every epoch (counted on the first call, then kept in the store)."""
         key = json.dumps({"boundaries": sorted(self.boundaries), "batch_size": self.batch_size,
                           "token_budget": self.token_budget})
-        return self.store.memo(key, lambda: count_bucketed_batches(
-            self.store.examples().apply(self.length_filter), self.boundaries, self.batch_size,
-            self.token_budget, self.model.preprocessor.example_length))
+        return self.store.memo(key, self._count_batches)
+
+    def _count_batches(self):
+        if self.model.preprocessor.example_length is example_length:  # a chunk at a time
+            return count_bucketed_chunks(self.store.chunks(), self.boundaries, self.batch_size,
+                                         self.token_budget)
+        return count_bucketed_batches(self.store.examples().apply(self.length_filter),
+                                      self.boundaries, self.batch_size, self.token_budget,
+                                      self.model.preprocessor.example_length)
 
     def stream(self, seed, epochs, skip_batches=0):
         """Epochs `epochs[0]` .. `epochs[1] - 1` of batches, after `skip_batches`."""

@@ -119,7 +119,7 @@ def test_a_killed_preparation_leaves_nothing_readable(tmp_path):
 
 def test_token_store_epochs_are_permutations_reproducible_and_different(tmp_path):
     examples = tf.data.Dataset.range(500).map(lambda n: ({"ids": tf.fill([n % 5 + 1], n)}, n))
-    store = TokenStore.build(str(tmp_path / "t"), examples, shards=3)
+    store = TokenStore.build(str(tmp_path / "t"), examples.ragged_batch(16), shards=3, chunk=16)
     order = lambda epoch: [int(y) for _, y in store.epoch(seed=7, epoch=epoch, window=50)]
     first = order(0)
     assert sorted(first) == list(range(500)) and store.size == 500
@@ -129,3 +129,15 @@ def test_token_store_epochs_are_permutations_reproducible_and_different(tmp_path
     assert [int(y) for _, y in reopened.epoch(7, 0, 50)] == first
     ids = [int(i) for i, _ in store.epoch(7, 0, 50, with_ids=True)]
     assert sorted(ids) == list(range(500))
+
+
+def test_batches_counted_a_chunk_at_a_time_match_one_at_a_time():
+    from kseq.data.pipeline.bucketing import count_bucketed_batches, count_bucketed_chunks
+
+    examples = tf.data.Dataset.range(300).map(
+        lambda n: ({"source_ids": tf.fill([n % 11 + 1], n), "decoder_ids": tf.fill([n % 5 + 2], n)},
+                   tf.fill([n % 5 + 2], n)))
+    for boundaries, options in (([4, 8], {"batch_size": 7}), ([3, 6, 9], {"token_budget": 20})):
+        one = count_bucketed_batches(examples.filter(lambda f, l: tf.size(f["source_ids"]) <= max(
+            boundaries)), boundaries, **options)
+        assert count_bucketed_chunks(examples.ragged_batch(64), boundaries, **options) == one

@@ -34,7 +34,8 @@ WORKER = textwrap.dedent("""
 def test_two_workers_cover_an_epoch_exactly_once(tmp_path):
     examples = tf.data.Dataset.range(301).map(
         lambda n: ({"ids": tf.fill([n % 7 + 1], n)}, n))
-    store = TokenStore.build(str(tmp_path / "tokens"), examples, shards=3)
+    store = TokenStore.build(str(tmp_path / "tokens"), examples.ragged_batch(16), shards=3,
+                             chunk=16)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     workers = [subprocess.Popen([sys.executable, "-c", WORKER, store.folder, str(index)],
                                 stdout=subprocess.PIPE, env=env, text=True)

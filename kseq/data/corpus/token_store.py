@@ -1,23 +1,28 @@
 """Training examples tokenised once into shards on disk, read in a new order every epoch.
 
-`TokenStore.build(folder, examples)` runs the tokenising pipeline once and
-writes its examples with `tf.data.Dataset.save` (TensorFlow's own snapshot
-format) into `shards` shards, each example with its position in the corpus
-(`example_id`). Later epochs, resumed runs and other runs on the same data
-read the shards instead of tokenising again.
+`TokenStore.build(folder, chunks)` runs the tokenising pipeline once and writes
+its output with `tf.data.Dataset.save` (TensorFlow's own snapshot format) into
+`shards` shards. The store holds *chunks*: batches of up to `CHUNK` examples
+(sequences as ragged rows), because tf.data's cost is per element, and a corpus
+of millions of examples is written, counted and shuffled in thousands of
+chunks. Example `i` of chunk `c` has the id `c * CHUNK + i` (its position in the
+corpus). Later epochs, resumed runs and other runs on the same data read the
+shards instead of tokenising again.
 
 **Order.** Epoch `e` of a run with seed `s` reads the shards in a permuted
-order, interleaves a few of them, and shuffles the examples in a window of
-`window` examples; the permutation and the window's seed are functions of
-`(s, e)` only, and every step is deterministic, so the same epoch gives the
-same examples in the same order in any process. A resumed run rebuilds its
-epoch and skips the batches already trained (reading, not training, them).
-Memory is the window, whatever the corpus's size.
+order, interleaves a few of them, unbatches their chunks and shuffles the
+examples in a window of `window` examples; the permutation and the window's
+seed are functions of `(s, e)` only, and every step is deterministic, so the
+same epoch gives the same examples in the same order in any process. A resumed
+run rebuilds its epoch and skips the batches already trained (reading, not
+training, them). Memory is the window, whatever the corpus's size.
 
 Example:
 >>> import tempfile, os, tensorflow as tf
 >>> examples = tf.data.Dataset.range(10).map(lambda n: ({"ids": tf.fill([n % 3 + 1], n)}, n))
->>> store = TokenStore.build(os.path.join(tempfile.mkdtemp(), "tokens"), examples, shards=2)
+>>> chunks = examples.ragged_batch(4)  # 3 chunks
+>>> store = TokenStore.build(os.path.join(tempfile.mkdtemp(), "tokens"), chunks, shards=2,
+...                          chunk=4)
 >>> store.size
 10
 >>> first = [int(y) for _, y in store.epoch(seed=0, epoch=0, window=4)]
@@ -38,6 +43,7 @@ from kseq.atomic_files import TEMPORARY_PREFIX
 from kseq.data.sources.cache_folders import publish_directory
 from kseq.errors import KseqError
 
+CHUNK = 1024  # examples per stored element
 EXAMPLES_PER_SHARD = 100_000
 MAX_SHARDS = 256
 INTERLEAVED = 4  # shards read at once in an epoch
@@ -57,16 +63,18 @@ class TokenStore:
                             f"tokenise it again. Received: {folder}") from None
         self.size = int(self.facts["examples"])
         self.shards = int(self.facts["shards"])
+        self.chunk = int(self.facts["chunk"])
 
     @staticmethod
     def is_built(folder):
         return os.path.isfile(os.path.join(folder, "store.json"))
 
     @classmethod
-    def build(cls, folder, examples, shards=None, expected=None):
-        """Saves `examples` (a finite dataset) into `folder`, published whole; an already
-        built store there is kept. `shards`: default one per `EXAMPLES_PER_SHARD` of
-        `expected` examples (a guess is fine), at most `MAX_SHARDS`."""
+    def build(cls, folder, chunks, shards=None, expected=None, chunk=CHUNK):
+        """Saves `chunks` (a finite dataset of batches of at most `chunk` examples, all
+        but the last exactly `chunk`: ids count on that) into `folder`, published whole;
+        an already built store there is kept. `shards`: default one per `EXAMPLES_PER_SHARD` of `expected`
+        examples (a guess is fine), at most `MAX_SHARDS`."""
         if cls.is_built(folder):
             return cls(folder)
         if shards is None:
@@ -75,21 +83,27 @@ class TokenStore:
         os.makedirs(parent, exist_ok=True)
         scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
         try:
-            numbered = examples.enumerate()
+            numbered = chunks.enumerate()
             numbered.save(os.path.join(scratch, "examples"),
                           shard_func=lambda index, _: index % shards)
-            size = _count(scratch, numbered.element_spec)  # reading shards: not tokenising
+            size = _count(scratch)  # reading chunks: not tokenising again
             with open(os.path.join(scratch, "store.json"), "w", encoding="utf-8") as handle:
-                json.dump({"examples": size, "shards": shards}, handle)
+                json.dump({"examples": size, "shards": shards, "chunk": chunk}, handle)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
         publish_directory(scratch, folder, cls.is_built)
         return cls(folder)
 
+    def chunks(self):
+        """Every chunk once, in storage order: `(features, labels)` batches."""
+        return self._loaded(lambda shards: shards.flat_map(lambda shard: shard)).map(
+            lambda _, chunk: chunk)
+
     def examples(self, with_ids=False):
         """Every example once, in storage order."""
-        return self._loaded(lambda shards: shards.flat_map(lambda shard: shard), with_ids)
+        return _examples(self._loaded(lambda shards: shards.flat_map(lambda shard: shard)),
+                         self.chunk, with_ids)
 
     def epoch(self, seed, epoch, window=WINDOW, with_ids=False):
         """Epoch `epoch`'s examples in its own reproducible order (see the module doc)."""
@@ -101,7 +115,7 @@ class TokenStore:
                                                                            self.shards),
                                      block_length=1)  # sequential: deterministic
 
-        examples = self._loaded(read, with_ids=True)
+        examples = _examples(self._loaded(read), self.chunk, with_ids=True)
         examples = examples.shuffle(max(1, min(window, self.size)), seed=epoch_seed + 1,
                                     reshuffle_each_iteration=False)
         return examples if with_ids else examples.map(lambda _, example: example)
@@ -123,10 +137,8 @@ class TokenStore:
             atomic_write_json(path, memo)
         return memo[key]
 
-    def _loaded(self, reader, with_ids):
-        examples = tf.data.Dataset.load(os.path.join(self.folder, "examples"),
-                                        reader_func=reader)
-        return examples if with_ids else examples.map(lambda _, example: example)
+    def _loaded(self, reader):
+        return tf.data.Dataset.load(os.path.join(self.folder, "examples"), reader_func=reader)
 
 
 def _epoch_seed(seed, epoch):
@@ -134,6 +146,29 @@ def _epoch_seed(seed, epoch):
     return (int(seed) * 1_000_003 + int(epoch) * 7_919 + 17) % (2**62)
 
 
-def _count(folder, element_spec):
-    loaded = tf.data.Dataset.load(os.path.join(folder, "examples"), element_spec)
-    return int(loaded.reduce(tf.constant(0, tf.int64), lambda n, _: n + 1))
+def _rows(chunk):
+    """The number of examples in a chunk `(features, labels)`."""
+    first = tf.nest.flatten(chunk, expand_composites=False)[0]
+    return first.nrows() if isinstance(first, tf.RaggedTensor) else tf.shape(first)[0]
+
+
+def _examples(numbered_chunks, chunk_size, with_ids):
+    """`(chunk index, chunk)` elements -> single examples, dense, with their ids if asked."""
+    def split(index, chunk):
+        count = tf.cast(_rows(chunk), tf.int64)
+        ids = index * chunk_size + tf.range(count, dtype=tf.int64)
+        return tf.data.Dataset.from_tensor_slices((ids, chunk))
+
+    examples = numbered_chunks.flat_map(split).map(
+        lambda i, example: (i, tf.nest.map_structure(_as_dense, example)))
+    return examples if with_ids else examples.map(lambda _, example: example)
+
+
+def _as_dense(x):
+    return x.to_tensor() if isinstance(x, tf.RaggedTensor) else x
+
+
+def _count(folder):
+    loaded = tf.data.Dataset.load(os.path.join(folder, "examples"))
+    return int(loaded.reduce(tf.constant(0, tf.int64),
+                             lambda n, element: n + tf.cast(_rows(element[1]), tf.int64)))

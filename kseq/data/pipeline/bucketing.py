@@ -27,6 +27,44 @@ def example_length(features, labels):
     return tf.reduce_max(tf.stack([tf.shape(x)[0] for x in sequences]))
 
 
+def batched_example_lengths(features, labels):
+    """`example_length` of every example of a batch at once: `[B]` int64.
+
+    Sequences of the batch are ragged `[B, (L)]` or dense `[B, L]` (each example's
+    1-D tensors); `[B]` class labels and images `[B, H, W, C]` do not count.
+    """
+    lengths = []
+    for x in tf.nest.flatten(features) + [labels]:
+        if isinstance(x, tf.RaggedTensor) and x.shape.rank == 2:
+            lengths.append(x.row_lengths())
+        elif not isinstance(x, tf.RaggedTensor) and x.shape.rank == 2:
+            lengths.append(tf.fill(tf.shape(x)[:1], tf.cast(tf.shape(x)[1], tf.int64)))
+    if not lengths:
+        raise ValueError("Bucketing needs at least one 1-D feature or label. Received: "
+                         f"features={features!r}")
+    return tf.reduce_max(tf.stack(lengths), axis=0)
+
+
+def count_bucketed_chunks(chunks, boundaries, batch_size=None, token_budget=None):
+    """`count_bucketed_batches` for a dataset of *batches* of examples (a token store's
+    chunks), lengths by `example_length` computed a batch at a time; examples longer than
+    the last boundary are not counted, as `filter_by_length` drops them."""
+    boundaries = check_boundaries(boundaries)
+    sizes = bucket_batch_sizes(boundaries, batch_size, token_budget)
+    boundary_tensor = tf.constant(boundaries, tf.int64)
+    buckets = len(boundaries)
+
+    def bucket_counts(features, labels):
+        lengths = batched_example_lengths(features, labels)  # [B]
+        kept = lengths[lengths <= boundary_tensor[-1]]
+        keys = tf.reduce_sum(tf.cast(boundary_tensor[None] < kept[:, None], tf.int64), axis=1)
+        return tf.math.bincount(keys, minlength=buckets, maxlength=buckets, dtype=tf.int64)
+
+    counts = chunks.map(bucket_counts, num_parallel_calls=tf.data.AUTOTUNE).reduce(
+        tf.zeros([buckets], tf.int64), lambda total, count: total + count)
+    return sum(-(-int(count) // size) for count, size in zip(counts.numpy(), sizes))
+
+
 def bucket_batch_sizes(boundaries, batch_size=None, token_budget=None):
     """Batch size per bucket: fixed, or `token_budget // boundary` tokens a batch."""
     boundaries = check_boundaries(boundaries)

@@ -55,12 +55,19 @@ class Preprocessor:
     def tokenized(self, data, chunk=1024):
         """Raw examples (see `to_dataset`) -> unbatched, dense `(features, labels)` examples."""
         return (
+            self.tokenized_batches(data, chunk)
+            .unbatch()
+            .map(_dense_example, num_parallel_calls=tf.data.AUTOTUNE)
+        )
+
+    def tokenized_batches(self, data, chunk=1024):
+        """Raw examples -> batches of `chunk` tokenised examples (sequences as ragged rows):
+        what a `kseq.data.corpus.TokenStore` keeps, without tf.data's per-example cost."""
+        return (
             self.to_dataset(data)
             .batch(chunk)
             # autograph on, as `dataset.map` would use for `self`
             .map(self.traced("__call__", autograph=True), num_parallel_calls=tf.data.AUTOTUNE)
-            .unbatch()
-            .map(_dense_example, num_parallel_calls=tf.data.AUTOTUNE)
         )
 
     def traced(self, method, autograph=False):
