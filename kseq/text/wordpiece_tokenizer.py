@@ -61,12 +61,18 @@ class WordPieceTokenizer(Tokenizer):
         """Learns a WordPiece vocabulary of at most `max_size` entries from `texts`
         (`kseq.text.wordpiece_learning`: tensorflow-text's algorithm, searched faster)."""
         probe = WordTokenizer(list(RESERVED_TOKENS), **options)
-        counts = collections.Counter()
+
+        def count(batch):  # words and how often each occurs, counted in the graph
+            words = probe.split(probe.normalize(batch)).flat_values
+            unique, _, found = tf.unique_with_counts(words)
+            return unique, found
+
         texts = texts if isinstance(texts, list) else list(texts)
-        for start in range(0, len(texts), batch_size):
-            split = probe.split(probe.normalize(tf.constant(texts[start : start + batch_size])))
-            words, _, found = tf.unique_with_counts(split.flat_values)  # counted in the graph
-            counts.update(dict(zip(words.numpy().tolist(), found.numpy().tolist())))
+        counts = collections.Counter()
+        batches = tf.data.Dataset.from_tensor_slices(tf.constant(texts or [""], tf.string)) \
+            .batch(batch_size).map(count, num_parallel_calls=tf.data.AUTOTUNE)
+        for words, found in batches.as_numpy_iterator():
+            counts.update(dict(zip(words.tolist(), found.tolist())))
         word_counts = {word.decode("utf-8"): count for word, count in counts.items()}
         vocabulary = learn_wordpiece(word_counts or {"x": 1}, max_size, list(RESERVED_TOKENS),
                                      joiner=SUFFIX)

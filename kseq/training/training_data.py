@@ -198,11 +198,12 @@ class TrainingData:
         if self.corpus.inputs != "text":  # a file that does not decode: named now
             for chunk in self.corpus.chunks("train", 256):
                 preprocessor.check_training_images([image for image, _ in chunk])
-        raw = self.corpus.dataset("train")
-        if _replaces_examples(self.model):  # per example (a captioner's cached features)
-            chunks = self.model.training_examples(preprocessor.tokenized(raw)).ragged_batch(CHUNK)
+        if _replaces_examples(self.model) or self.corpus.inputs == "paths":
+            # per example: images read from their files, a captioner's cached features
+            examples = preprocessor.tokenized(self.corpus.dataset("train"))
+            chunks = self.model.training_examples(examples).ragged_batch(CHUNK)
         else:
-            chunks = preprocessor.tokenized_batches(raw, CHUNK)
+            chunks = preprocessor.tokenize_batches(self.corpus.batches("train", CHUNK))
         return TokenStore.build(folder, chunks, expected=self.corpus.size("train"))
 
     @property

@@ -68,7 +68,8 @@ def test_a_gzip_csv_is_read_by_its_header(tmp_path):
 
 
 def test_a_cut_gzip_file_is_one_line_naming_file_and_line(tmp_path):
-    whole = gzip_tsv(tmp_path / "whole.tsv.gz", [(f"source {n} " * 20, "cible") for n in range(2000)])
+    whole = gzip_tsv(tmp_path / "whole.tsv.gz",
+                     [(f"source {n} " * 20, "cible") for n in range(2000)])
     data = open(whole, "rb").read()
     cut = tmp_path / "cut.tsv.gz"
     cut.write_bytes(data[: len(data) // 2])
@@ -135,8 +136,8 @@ def test_batches_counted_a_chunk_at_a_time_match_one_at_a_time():
     from kseq.data.pipeline.bucketing import count_bucketed_batches, count_bucketed_chunks
 
     examples = tf.data.Dataset.range(300).map(
-        lambda n: ({"source_ids": tf.fill([n % 11 + 1], n), "decoder_ids": tf.fill([n % 5 + 2], n)},
-                   tf.fill([n % 5 + 2], n)))
+        lambda n: ({"source_ids": tf.fill([n % 11 + 1], n),
+                    "decoder_ids": tf.fill([n % 5 + 2], n)}, tf.fill([n % 5 + 2], n)))
     for boundaries, options in (([4, 8], {"batch_size": 7}), ([3, 6, 9], {"token_budget": 20})):
         one = count_bucketed_batches(examples.filter(lambda f, l: tf.size(f["source_ids"]) <= max(
             boundaries)), boundaries, **options)

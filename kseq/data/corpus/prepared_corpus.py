@@ -45,16 +45,22 @@ class PreparedCorpus:
     def files(self, split):
         return [os.path.join(self.folder, name) for name in self.manifest["shards"][split]]
 
-    def dataset(self, split, files=None):
-        """`(input, target)` string pairs of `split` (or of the given shard `files`), in
-        file order; image paths are read into their bytes."""
-        records = tf.data.TFRecordDataset(files if files is not None else self.files(split),
-                                          buffer_size=READ_BUFFER)
-        pairs = records.batch(2, drop_remainder=True).map(lambda r: (r[0], r[1]))
+    def dataset(self, split):
+        """`(input, target)` string pairs of `split`, in file order; image paths are read
+        into their bytes."""
+        pairs = self.batches(split, 1024).unbatch()
         if self.inputs == "paths":
             pairs = pairs.map(lambda path, target: (tf.io.read_file(path), target),
                               num_parallel_calls=tf.data.AUTOTUNE)
         return pairs
+
+    def batches(self, split, size):
+        """`(inputs [n], targets [n])` string batches of `split`, `size` pairs each (the last
+        may be shorter), in file order; image paths stay paths. A record a pair side: read
+        in batches, as tf.data's cost is per element."""
+        records = tf.data.TFRecordDataset(self.files(split), buffer_size=READ_BUFFER)
+        return records.batch(2 * size).map(lambda r: (r[0::2], r[1::2]),
+                                           num_parallel_calls=tf.data.AUTOTUNE)
 
     def pairs(self, split, limit=None):
         """The first `limit` pairs of `split` (all: None) as Python values: text as str,

@@ -73,12 +73,14 @@ class TokenStore:
     def build(cls, folder, chunks, shards=None, expected=None, chunk=CHUNK):
         """Saves `chunks` (a finite dataset of batches of at most `chunk` examples, all
         but the last exactly `chunk`: ids count on that) into `folder`, published whole;
-        an already built store there is kept. `shards`: default one per `EXAMPLES_PER_SHARD` of `expected`
-        examples (a guess is fine), at most `MAX_SHARDS`."""
+        an already built store there is kept. `shards`: default one per
+        `EXAMPLES_PER_SHARD` of `expected` examples (a guess is fine), at most
+        `MAX_SHARDS`."""
         if cls.is_built(folder):
             return cls(folder)
         if shards is None:
-            shards = min(MAX_SHARDS, max(1, -(-int(expected or 0) // EXAMPLES_PER_SHARD)))
+            shards = -(-int(expected or 0) // EXAMPLES_PER_SHARD)
+            shards = min(MAX_SHARDS, max(1, shards))
         parent = os.path.dirname(os.path.abspath(folder))
         os.makedirs(parent, exist_ok=True)
         scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)

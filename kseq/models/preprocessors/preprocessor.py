@@ -63,12 +63,13 @@ class Preprocessor:
     def tokenized_batches(self, data, chunk=1024):
         """Raw examples -> batches of `chunk` tokenised examples (sequences as ragged rows):
         what a `kseq.data.corpus.TokenStore` keeps, without tf.data's per-example cost."""
-        return (
-            self.to_dataset(data)
-            .batch(chunk)
-            # autograph on, as `dataset.map` would use for `self`
-            .map(self.traced("__call__", autograph=True), num_parallel_calls=tf.data.AUTOTUNE)
-        )
+        return self.tokenize_batches(self.to_dataset(data).batch(chunk))
+
+    def tokenize_batches(self, batches):
+        """A dataset of raw `(inputs [n], targets [n])` batches -> tokenised batches."""
+        # autograph on, as `dataset.map` would use for `self`
+        return batches.map(self.traced("__call__", autograph=True),
+                           num_parallel_calls=tf.data.AUTOTUNE)
 
     def traced(self, method, autograph=False):
         """The method named `method` as one `tf.function` per preprocessor, made on first use.
