@@ -1,5 +1,6 @@
 """`kseq train / caption / evaluate / export` on a captioner recipe, in-process."""
 
+import gzip
 import io
 import json
 import os
@@ -127,14 +128,16 @@ def test_train_from_image_paths_with_a_frozen_backbone(tmp_path, monkeypatch):
     lines = []
     for index, (png, caption) in enumerate(shapes_captions(60, 0, 0, image_size=32)["train"]):
         (tmp_path / "images" / f"{index}.png").write_bytes(png)
-        lines.append(f"images/{index}.png\t{caption}")  # relative to the TSV's folder
-    (tmp_path / "pairs.tsv").write_text("\n".join(lines) + "\n")
+        lines.append(f"images/{index}.png\t{caption}\n")  # relative to the TSV's folder
+    for part, half in enumerate((lines[:30], lines[30:])):  # a glob of two gzip shards
+        with gzip.open(tmp_path / f"pairs-{part}.tsv.gz", "wt", encoding="utf-8") as handle:
+            handle.writelines(half)
     cached = []
     original = Captioner.training_examples
     monkeypatch.setattr(Captioner, "training_examples", lambda self, examples: cached.append(
         original(self, examples)) or cached[-1])
-    assert main(["train", str(tmp_path / "recipe.json"), "--data", str(tmp_path / "pairs.tsv"),
-                 "--output", str(tmp_path / "run")]) == 0
+    assert main(["train", str(tmp_path / "recipe.json"), "--data",
+                 str(tmp_path / "pairs-*.tsv.gz"), "--output", str(tmp_path / "run")]) == 0
     assert "features" in cached[0].element_spec[0]  # the backbone ran once per image
     history = (tmp_path / "run" / "history.csv").read_text().splitlines()
     assert float(history[1].split(",")[history[0].split(",").index("loss")]) > 0.1

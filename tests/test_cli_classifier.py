@@ -6,6 +6,7 @@ a folder builds its model, and each load traces its functions anew; that is not 
 tests check).
 """
 
+import gzip
 import json
 import os
 
@@ -32,11 +33,13 @@ RECIPE = {"task": "classifier", "tokenizer": {"kind": "word"},
 def trained(tmp_path_factory):
     folder = tmp_path_factory.mktemp("runs")
     (folder / "recipe.json").write_text(json.dumps(RECIPE))
-    lines = [f"{text}\t{label}" for text, label in make_examples(300, seed=1)]
-    (folder / "pairs.tsv").write_text("\n".join(lines) + "\n")
+    lines = [f"{text}\t{label}\n" for text, label in make_examples(300, seed=1)]
+    for part, half in enumerate((lines[:150], lines[150:])):  # a glob of two gzip shards
+        with gzip.open(folder / f"pairs-{part}.tsv.gz", "wt", encoding="utf-8") as handle:
+            handle.writelines(half)
     run = str(folder / "run")
-    assert main(["train", str(folder / "recipe.json"), "--data", str(folder / "pairs.tsv"),
-                 "--output", run]) == 0
+    assert main(["train", str(folder / "recipe.json"), "--data",
+                 str(folder / "pairs-*.tsv.gz"), "--output", run]) == 0
     return run
 
 
@@ -110,10 +113,13 @@ def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
                            "peak_learning_rate": 0.01, "warmup_steps": 10,
                            "label_smoothing": 0.0}}
     (tmp_path / "recipe.json").write_text(json.dumps(recipe))
-    lines = [f"{s}\t{t}" for s, t in make_examples(300, seed=3)]
-    (tmp_path / "tagged.tsv").write_text("\n".join(lines) + "\n")
+    lines = [f"{s}\t{t}\n" for s, t in make_examples(300, seed=3)]
+    (tmp_path / "tagged").mkdir()
+    for part, half in enumerate((lines[:150], lines[150:])):  # a folder of two gzip shards
+        with gzip.open(tmp_path / "tagged" / f"{part}.tsv.gz", "wt", encoding="utf-8") as handle:
+            handle.writelines(half)
     run = str(tmp_path / "run")
-    assert main(["train", str(tmp_path / "recipe.json"), "--data", str(tmp_path / "tagged.tsv"),
+    assert main(["train", str(tmp_path / "recipe.json"), "--data", str(tmp_path / "tagged"),
                  "--output", run]) == 0
     assert "epoch 2: val token accuracy " in capsys.readouterr().out
     header = open(os.path.join(run, "history.csv")).readline().strip().split(",")

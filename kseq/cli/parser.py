@@ -130,6 +130,10 @@ def build_parser():
                          "plain or gzip-compressed, of any size (prepared once, then streamed). "
                          "Each example's split comes from a hash of its input: 96%% training, "
                          "2%% validation, 2%% test (kseq evaluate --data valid|test)")
+    train.add_argument("--valid", metavar="FILE", nargs="+",
+                       help="validation files for --data (a file, several, a glob or a folder, "
+                            "read by the same columns): --data then holds out only its 2%% "
+                            "test share")
     _columns_argument(train, COLUMNS_HELP + "; recorded, so a resume reads the same ones")
     train.add_argument("--epochs", type=_integer(1), metavar="N",
                        help="epochs to train to (a new or resumed run) or to add (a finished "

@@ -95,7 +95,8 @@ def _train(args):
             minutes=args.minutes, save_every_steps=args.save_every,
             overrides=_training_overrides(args), verbose=0 if args.quiet else 1,
             extra_callbacks=[report], strategy=args.strategy,
-            precision=args.precision, jit_compile=args.jit_compile, columns=args.columns)
+            precision=args.precision, jit_compile=args.jit_compile, columns=args.columns,
+            valid_path=_data_argument(args.valid))
     if not args.quiet and _writes_the_run(args):
         print(f"saved {os.path.join(args.output, 'model.keras')} "
               f"({model.count_params():,} parameters)")

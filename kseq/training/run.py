@@ -289,7 +289,7 @@ def _save_final(model, run, store, training):
 
 def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
           save_every_steps=50, overrides=None, verbose=1, extra_callbacks=(), strategy=None,
-          precision=None, jit_compile=None, columns=None):
+          precision=None, jit_compile=None, columns=None, valid_path=None):
     """Trains (or resumes) into `output_dir`; returns `(model, splits, validation_history)`.
 
     Any registered task trains this way (`kseq.zoo.register_task`; the recipe's
@@ -320,6 +320,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
             file's default: its first two; a TSV file then has a header row too). Recorded
             in `data_source.json`: a resume without them reads the recorded ones, and other
             columns are refused.
+        valid_path: validation files (a file, glob, folder or list) for `data_path`:
+            its examples are then all training or test (2%), none held out for validation.
 
     Raises:
         KseqError: for a bad argument or recipe value, a write that failed, or
@@ -350,13 +352,13 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     with task_output_folder(output_dir, tf_config) as folder:
         return _train(recipe, training, distribution, folder, data_path, epochs, minutes,
                       save_every_steps, verbose, extra_callbacks, chief=folder == output_dir,
-                      columns=columns)
+                      columns=columns, valid_path=valid_path)
 
 
 def _train(recipe, training, distribution, output_dir, data_path, epochs, minutes,
-           save_every_steps, verbose, extra_callbacks, chief, columns=None):
+           save_every_steps, verbose, extra_callbacks, chief, columns=None, valid_path=None):
     run = RunFolder(output_dir)
-    source = run.resolve_data_source(data_path, recipe, columns)
+    source = run.resolve_data_source(data_path, recipe, columns, valid_path)
     run.check_recipe_change(recipe)  # a trained model's parts cannot change; training can
     try:
         corpus = prepared_corpus(recipe, source)

@@ -120,7 +120,7 @@ class RunFolder:
         if self.holds_a_model():
             check_continuation(self.recorded_recipe(), recipe, self.path)
 
-    def resolve_data_source(self, data_path, recipe, columns=None):
+    def resolve_data_source(self, data_path, recipe, columns=None, valid_path=None):
         """The source to train on: `data_path` (read by its header `columns`, `(input,
         target)`), the recorded one, or the recipe's builder.
 
@@ -136,6 +136,14 @@ class RunFolder:
             given = file_source(data_path, columns)  # a file, several, a glob or a folder
             if columns is None and recorded_file and recorded_file["sha256"] == given["sha256"]:
                 given["columns"] = recorded_file["columns"]  # the same file, read as before
+            if valid_path:
+                given["valid"] = file_source(valid_path, given["columns"])
+            elif recorded_file and recorded_file["sha256"] == given["sha256"] \
+                    and recorded_file.get("valid"):
+                given["valid"] = recorded_file["valid"]  # the same validation files
+        elif valid_path:
+            raise KseqError(f"--valid gives the validation files of a --data corpus; pass "
+                            f"--data too. Received: --valid {valid_path}")
         elif columns is not None and recorded_file is None:
             raise KseqError(f"--columns picks the columns of a --data file; pass --data FILE "
                             f"too. Received: --columns {','.join(columns)}")
@@ -213,7 +221,9 @@ def _same_source(recorded, given):
         return False
     if given["kind"] == "file":
         return (recorded.get("sha256") == given["sha256"]
-                and recorded.get("columns") == given.get("columns"))
+                and recorded.get("columns") == given.get("columns")
+                and (recorded.get("valid") or {}).get("sha256")
+                == (given.get("valid") or {}).get("sha256"))
     return recorded.get("data") == given.get("data")
 
 
@@ -229,5 +239,8 @@ def describe_source(source):
     if source.get("kind") == "file":
         columns, path = source.get("columns"), source.get("path")
         path = " ".join(path) if isinstance(path, list) else path
-        return f"--data {path}" + (f" --columns {','.join(columns)}" if columns else "")
+        valid = (source.get("valid") or {}).get("path")
+        valid = " ".join(valid) if isinstance(valid, list) else valid
+        return f"--data {path}" + (f" --columns {','.join(columns)}" if columns else "") + \
+            (f" --valid {valid}" if valid else "")
     return f"the recipe's data builder {json.dumps(source.get('data'), sort_keys=True)}"

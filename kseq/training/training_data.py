@@ -30,6 +30,7 @@ import os
 from kseq.data.corpus.corpus_files import corpus_files, describe_files
 from kseq.data.corpus.corpus_preparation import (SAMPLE_SIZE, CorpusRow, is_prepared,
                                                   prepare_corpus)
+from kseq.data.corpus.held_out_split import SHARES, split_of
 from kseq.data.corpus.prepared_corpus import PreparedCorpus
 from kseq.data.corpus.token_store import CHUNK, WINDOW, TokenStore
 from kseq.data.pipeline.bucketing import (bucket_by_length, count_bucketed_batches,
@@ -83,9 +84,10 @@ def prepared_corpus(recipe, source, report=None):
         images = zoo.takes_images(recipe)
         inputs = "paths" if images else "text"
         key = _key({"sha256": source["sha256"], "columns": source.get("columns"),
+                    "valid": (source.get("valid") or {}).get("sha256"),
                     "sample": sample, "seed": seed, "images": images,
                     # image paths are relative to their file's folder
-                    "folders": sorted({os.path.dirname(p) for p in source["files"]})
+                    "folders": sorted({os.path.dirname(p) for p in _all_files(source)})
                     if images else None})
         rows = _file_rows(source, recipe, task, images, skipped)
     folder = os.path.join(kseq_home(), "corpora", key)
@@ -124,18 +126,26 @@ def _builder_rows(splits):
             yield CorpusRow(f"{name} split", line, source, target, name)
 
 
+def _all_files(source):
+    return source["files"] + ((source.get("valid") or {}).get("files") or [])
+
+
 def _file_rows(source, recipe, task, images, totals):
     """Each file's usable rows, checked by the task `CHECKED_ROWS` at a time; skipped
-    rows are added up in `totals`."""
-    for path in source["files"]:
+    rows are added up in `totals`. With validation files (`source["valid"]`), their rows
+    are the validation split and the data files' hash split holds out only a test share."""
+    valid_files = set((source.get("valid") or {}).get("files") or [])
+    for path in _all_files(source):
+        split = "valid" if path in valid_files and path not in source["files"] else \
+            ("by hash without validation" if valid_files else None)
         skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
         chunk = []
         for row in iter_table_rows(path, source.get("columns"), skipped=skipped):
             chunk.append(row)
             if len(chunk) == CHECKED_ROWS:
-                yield from _checked(chunk, path, recipe, task, images)
+                yield from _checked(chunk, path, recipe, task, images, split)
                 chunk = []
-        yield from _checked(chunk, path, recipe, task, images)
+        yield from _checked(chunk, path, recipe, task, images, split)
         for kind, count in skipped.items():
             totals[kind] = totals.get(kind, 0) + count
         if any(skipped.values()):
@@ -147,18 +157,24 @@ def _file_rows(source, recipe, task, images, totals):
                           for kind, count in skipped.items() if count))
 
 
-def _checked(rows, path, recipe, task, images):
+def _checked(rows, path, recipe, task, images, split=None):
+    """`CorpusRow`s of checked `(line, input, target)` rows; the split by a hash of the
+    input column as written (an image's path relative to its file: the same split
+    wherever the corpus lies), unless `split` names one."""
     if not rows:
         return
     if task is not None:
         task.check_training_rows(recipe, rows, path)
     folder = os.path.dirname(path)
     for line, source, target in rows:
+        row_split = split
+        if split is None or split == "by hash without validation":
+            row_split = split_of(source, valid_percent=0 if split else SHARES["valid"])
         if images:
             source = source if os.path.isabs(source) else os.path.join(folder, source)
             if not os.path.isfile(source):
                 raise KseqError(f"{path} line {line}: no such image file. Received: {source}")
-        yield CorpusRow(path, line, source, target)
+        yield CorpusRow(path, line, source, target, row_split)
 
 
 def _replaces_examples(model):
