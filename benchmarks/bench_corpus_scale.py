@@ -35,7 +35,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-FIRST_STEP = re.compile(rb"\b1/\d+\b")
+# Keras's progress line after the first step ("1/5529 ━━..."), not its "Epoch 1/100" header.
+FIRST_STEP = re.compile(rb"(?<!Epoch )\b1/\d+\b")
 
 
 def timed_training(recipe, data, output, home, minutes):

@@ -47,6 +47,7 @@ import json
 import os
 
 import keras
+import tensorflow as tf
 
 from kseq import zoo
 from kseq.arguments import check_float, check_int
@@ -371,6 +372,11 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
                         f"splits. Received: {corpus.description}")
     seed = training.get("seed", 0)
     keras.utils.set_random_seed(seed)  # the same recipe builds the same initial weights
+    # tf.data's shuffles take each epoch's seed as a tensor (`TrainingData.stream` builds
+    # epochs lazily); TensorFlow then compares (global seed, op seed) with (0, 0) in Python,
+    # which fails for a global seed of 0. Keras seeds weights and dropout itself, so only
+    # tf.data's shuffles read this (the same value in every process: still deterministic).
+    tf.random.set_seed(seed + 1)
     store = CheckpointStore(run.backup_folder)
     if training.get("strategy") == "multi-worker":
         with lost_worker_as_error("multi-worker"):

@@ -247,16 +247,18 @@ class TrainingData:
                                       self.model.preprocessor.example_length)
 
     def stream(self, seed, epochs, skip_batches=0):
-        """Epochs `epochs[0]` .. `epochs[1] - 1` of batches, after `skip_batches`."""
+        """Epochs `epochs[0]` .. `epochs[1] - 1` of batches, after `skip_batches`; each
+        epoch is built when the stream reaches it."""
         import tensorflow as tf
 
         first, stop = epochs
         batcher = self.batcher()
-        stream = None
-        for epoch in range(first, stop):
-            batches = self.store.epoch(seed, epoch, self.window).apply(self.length_filter) \
-                .apply(batcher)
-            stream = batches if stream is None else stream.concatenate(batches)
+
+        def one_epoch(epoch):
+            examples = self.store.epoch(seed, epoch, self.window).apply(self.length_filter)
+            return examples.apply(batcher)
+
+        stream = tf.data.Dataset.range(first, stop).flat_map(one_epoch)
         return stream.skip(skip_batches).prefetch(tf.data.AUTOTUNE)
 
     def held_out(self, split, limit=HELD_OUT_ROWS):

@@ -10,12 +10,14 @@ corpus). Later epochs, resumed runs and other runs on the same data read the
 shards instead of tokenising again.
 
 **Order.** Epoch `e` of a run with seed `s` reads the shards in a permuted
-order, interleaves a few of them, unbatches their chunks and shuffles the
-examples in a window of `window` examples; the permutation and the window's
-seed are functions of `(s, e)` only, and every step is deterministic, so the
-same epoch gives the same examples in the same order in any process. A resumed
-run rebuilds its epoch and skips the batches already trained (reading, not
-training, them). Memory is the window, whatever the corpus's size.
+order, four at a time, shuffles their chunks in a window of `CHUNK_WINDOW`
+chunks, unbatches `MIXED_CHUNKS` chunks at a time taking their examples in
+turn, and shuffles those examples in a window of `window` examples. Every seed
+is a function of `(s, e)` only and every step is deterministic, so the same
+epoch gives the same examples in the same order in any process. A resumed run
+rebuilds its epoch and skips the batches already trained (reading, not
+training, them). Memory is the windows (chunks are compact: one tensor per
+feature for 1,024 examples), whatever the corpus's size.
 
 Example:
 >>> import tempfile, os, tensorflow as tf
@@ -47,7 +49,9 @@ CHUNK = 1024  # examples per stored element
 EXAMPLES_PER_SHARD = 100_000
 MAX_SHARDS = 256
 INTERLEAVED = 4  # shards read at once in an epoch
-WINDOW = 100_000  # examples shuffled at once (`training.shuffle_window`)
+CHUNK_WINDOW = 64  # chunks shuffled at once (compact: ~65k examples in 64 tensors each)
+MIXED_CHUNKS = 16  # chunks unbatched at once, their examples taken in turn
+WINDOW = 8192  # examples shuffled at once (`training.shuffle_window`)
 
 
 class TokenStore:
@@ -108,7 +112,8 @@ class TokenStore:
                          self.chunk, with_ids)
 
     def epoch(self, seed, epoch, window=WINDOW, with_ids=False):
-        """Epoch `epoch`'s examples in its own reproducible order (see the module doc)."""
+        """Epoch `epoch`'s examples in its own reproducible order (see the module doc).
+        `epoch` may be a tensor (`Dataset.range(...).flat_map`: epochs made lazily)."""
         epoch_seed = _epoch_seed(seed, epoch)
 
         def read(shards):
@@ -117,9 +122,10 @@ class TokenStore:
                                                                            self.shards),
                                      block_length=1)  # sequential: deterministic
 
-        examples = _examples(self._loaded(read), self.chunk, with_ids=True)
-        examples = examples.shuffle(max(1, min(window, self.size)), seed=epoch_seed + 1,
-                                    reshuffle_each_iteration=False)
+        chunks = self._loaded(read).shuffle(CHUNK_WINDOW, seed=epoch_seed + 1,
+                                            reshuffle_each_iteration=False)
+        examples = _examples(chunks, self.chunk, with_ids=True, mixed=MIXED_CHUNKS)
+        examples = examples.shuffle(window, seed=epoch_seed + 2, reshuffle_each_iteration=False)
         return examples if with_ids else examples.map(lambda _, example: example)
 
     def memo(self, key, compute):
@@ -144,8 +150,10 @@ class TokenStore:
 
 
 def _epoch_seed(seed, epoch):
-    """One int64 seed per (run seed, epoch)."""
-    return (int(seed) * 1_000_003 + int(epoch) * 7_919 + 17) % (2**62)
+    """One int64 seed per (run seed, epoch); `epoch` an int or an int64 tensor."""
+    if isinstance(epoch, int):
+        return (int(seed) * 1_000_003 + epoch * 7_919 + 17) % (2**62)
+    return tf.constant(int(seed) * 1_000_003 + 17, tf.int64) + tf.cast(epoch, tf.int64) * 7_919
 
 
 def _rows(chunk):
@@ -154,14 +162,15 @@ def _rows(chunk):
     return first.nrows() if isinstance(first, tf.RaggedTensor) else tf.shape(first)[0]
 
 
-def _examples(numbered_chunks, chunk_size, with_ids):
-    """`(chunk index, chunk)` elements -> single examples, dense, with their ids if asked."""
+def _examples(numbered_chunks, chunk_size, with_ids, mixed=1):
+    """`(chunk index, chunk)` elements -> single examples, dense, with their ids if asked;
+    `mixed` chunks are unbatched at once, their examples taken in turn."""
     def split(index, chunk):
         count = tf.cast(_rows(chunk), tf.int64)
         ids = index * chunk_size + tf.range(count, dtype=tf.int64)
         return tf.data.Dataset.from_tensor_slices((ids, chunk))
 
-    examples = numbered_chunks.flat_map(split).map(
+    examples = numbered_chunks.interleave(split, cycle_length=mixed, block_length=1).map(
         lambda i, example: (i, tf.nest.map_structure(_as_dense, example)))
     return examples if with_ids else examples.map(lambda _, example: example)
 
