@@ -142,3 +142,17 @@ def test_batches_counted_a_chunk_at_a_time_match_one_at_a_time():
         one = count_bucketed_batches(examples.filter(lambda f, l: tf.size(f["source_ids"]) <= max(
             boundaries)), boundaries, **options)
         assert count_bucketed_chunks(examples.ragged_batch(64), boundaries, **options) == one
+
+
+def test_plain_fit_trains_on_a_glob_of_files(tmp_path, monkeypatch):
+    import kseq
+
+    monkeypatch.setenv("KSEQ_HOME", str(tmp_path / "home"))
+    pairs = [(f"number {n}", f"nombre {n}") for n in range(40)]
+    gzip_tsv(tmp_path / "a.tsv.gz", pairs[:20])
+    gzip_tsv(tmp_path / "b.tsv.gz", pairs[20:])
+    model = kseq.zoo.translator("rnn", train_data=pairs, units=8)
+    batches = model.preprocessor.training_dataset(str(tmp_path / "*.tsv.gz"), [8], batch_size=8)
+    assert int(batches.cardinality()) == 5  # every row trains: 40 pairs, one bucket
+    history = model.fit(batches, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2 and history.history["loss"][1] < 20

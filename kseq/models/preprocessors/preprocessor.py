@@ -1,5 +1,7 @@
 """`Preprocessor`: what every task's preprocessor shares (the protocol is in the package doc)."""
 
+import os
+
 import tensorflow as tf
 
 from kseq.data.pipeline.bucketing import (bucket_by_length, count_bucketed_batches, example_length,
@@ -104,7 +106,17 @@ class Preprocessor:
         0.2 s an epoch whatever the data's size. None: the preprocessor's
         `cache_examples` (True for text; False where examples are decoded
         images, which a real set does not hold in memory).
+
+        `data` may also name files of any size (a path, a glob such as
+        `"corpus/*.tsv.gz"` or a folder; TSV or CSV, plain or gzip): every row
+        trains, prepared and tokenised once into shards on disk
+        (`kseq.data.corpus.file_training_data`), in bounded memory.
         """
+        if isinstance(data, (str, os.PathLike)):
+            from kseq.data.corpus.file_training_data import file_training_dataset
+
+            return file_training_dataset(self, data, boundaries, batch_size, token_budget,
+                                         shuffle=shuffle, seed=seed, repeat=repeat)
         examples = self.to_dataset(data)  # a list's checks run here, once
         dataset = self.tokenized(examples)
         dataset = dataset.apply(filter_by_length(max(boundaries), self.example_length))
