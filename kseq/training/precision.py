@@ -88,14 +88,17 @@ def model_precision(model):
 
 def rebuilt_at_precision(model, precision, training):
     """A copy of a compiled task `model` computing in `precision`, with the same weights and
-    optimizer state (step counter, moments); a loss scale starts afresh.
+    optimizer state (step counter, moments; in and out of a `LossScaleOptimizer`'s inner
+    optimizer); a loss scale starts afresh.
 
     Built under the current distribution strategy scope, as `model` was.
     """
     if model_precision(model) == precision:
         return model
     config = config_at_precision(keras.saving.serialize_keras_object(model), precision)
-    copied = keras.saving.deserialize_keras_object(config).compile_from_recipe(training)
+    with precision_scope(precision):  # the model's own policy and its inputs' are not in
+        copied = keras.saving.deserialize_keras_object(config)  # `config`: the global one
+    copied.compile_from_recipe(training)  # mixed_float16: a LossScaleOptimizer
     if hasattr(model, "recipe"):  # a preset's or a run's recipe travels with the model
         copied.recipe = model.recipe
     copied.set_weights(model.get_weights())

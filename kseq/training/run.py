@@ -144,15 +144,17 @@ def _model_from_config(run, recipe, precision="float32"):
 
 def load_trained(model_dir):
     """Loads `model_dir/model.keras` (or a `.keras` path, or a preset name with shipped
-    weights) with a clear error when missing or bad."""
+    weights) with a clear error when missing or bad; in float32, as saved, whatever the
+    global dtype policy (a run continuing at another precision rebuilds it at that one)."""
     if not os.path.exists(model_dir) and is_preset(model_dir):
         return load_preset_model(model_dir)
     path = model_dir if str(model_dir).endswith(".keras") else os.path.join(model_dir, "model.keras")
     if not os.path.isfile(path):
         raise KseqError(f"No trained model here: expected {path}. Received: {model_dir}")
     check_declared_size(path)  # a zip bomb is refused before anything is extracted
-    try:
-        return keras.saving.load_model(path)
+    try:  # the file gives no policy to the model itself or its inputs: they would take the
+        with precision_scope("float32"):  # global one (mixed_float16: a LossScaleOptimizer)
+            return keras.saving.load_model(path)
     except Exception as error:  # a torn zip gives "File not found" from deep inside Keras
         raise KseqError(f"{path} is not a readable Keras model ({one_line(error, 200)}); it may "
                         f"be truncated. Received: {path}") from None

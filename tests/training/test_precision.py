@@ -9,6 +9,7 @@ decoding and model tests).
 """
 
 import contextlib
+import warnings
 
 import keras
 import numpy as np
@@ -119,6 +120,78 @@ def test_train_in_mixed_float16_saves_a_float32_model_that_continues(tmp_path):
     again, _, _ = train("numbers_fr_tiny", output, epochs=1, verbose=0, overrides=TINY_RUN,
                         precision="mixed_bfloat16", save_every_steps=100)
     assert int(again.optimizer.iterations.numpy()) == steps + 3  # 48 pairs / 16 a batch
+
+
+class _Seen(Exception):
+    """Raised by `_StartSeen(stop=True)`: the start was all a test wanted to see."""
+
+
+class _StartSeen(keras.callbacks.Callback):
+    """What the model `train` trains looks like when training begins (then, with `stop`,
+    `_Seen` ends the run before its first step: the folder keeps its model.keras)."""
+
+    def __init__(self, stop=False):
+        super().__init__()
+        self.stop = stop
+
+    def on_train_begin(self, logs=None):
+        if hasattr(self, "step"):  # a run finishing an interrupted epoch fits twice
+            return
+        optimizer = self.model.optimizer
+        self.step = int(optimizer.iterations.numpy())
+        self.loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+        inner = getattr(optimizer, "inner_optimizer", optimizer)
+        self.optimizer_values = [variable.numpy() for variable in inner.variables]
+        self.policies = {layer.dtype_policy.name for layer in self.model._flatten_layers()}
+        if self.stop:
+            raise _Seen()
+
+
+def _continues_at(output, precision, capsys, fit):
+    """Continues the finished run in `output` at `precision` (one epoch if `fit`, else up to
+    its first step), checking that its step, optimizer state and history.csv are kept."""
+    finished = load_trained(output)  # the float32 model.keras, with its optimizer's state
+    step = int(finished.optimizer.iterations.numpy())
+    values = [variable.numpy() for variable in finished.optimizer.variables]
+    assert step > 0 and sum(np.count_nonzero(value) for value in values[2:]) > 0  # moments
+    history = (output / "history.csv").read_text().splitlines()
+    seen = _StartSeen(stop=not fit)
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught, \
+            contextlib.nullcontext() if fit else pytest.raises(_Seen):
+        warnings.simplefilter("always")
+        model, _, _ = train("numbers_fr_tiny", str(output), epochs=1, verbose=0,
+                            overrides=TINY_RUN, precision=precision, save_every_steps=100,
+                            extra_callbacks=[seen])
+    assert not [w for w in caught if "Skipping variable loading" in str(w.message)]
+    assert f"model.keras at step {step} (epoch {len(history)}," in capsys.readouterr().out
+    assert seen.step == step and seen.policies == {precision}, (seen.step, seen.policies)
+    assert seen.loss_scaled == (precision == "mixed_float16")
+    assert len(seen.optimizer_values) == len(values)
+    for started, saved in zip(seen.optimizer_values, values):
+        np.testing.assert_array_equal(started, saved)
+    rows = (output / "history.csv").read_text().splitlines()
+    assert rows[:len(history)] == history, rows
+    if fit:
+        assert int(model.optimizer.iterations.numpy()) == step + 3  # 48 pairs / 16 a batch
+        assert len(rows) == len(history) + 1 and rows[-1].startswith(f"{len(history) - 1},")
+    else:
+        assert len(rows) == len(history)
+
+
+@pytest.mark.slow
+def test_a_finished_run_continues_at_any_precision_with_its_step_moments_and_history(
+        tmp_path, capsys):
+    """A float32 run continued in mixed_float16 (an epoch: what it saves, float32 again, was
+    trained in mixed_float16), then in float32 and in mixed_bfloat16 (up to the first step):
+    each starts at the step and with the Adam moments of the model.keras before it, every
+    layer at its precision, and history.csv keeps the earlier epochs' rows."""
+    output = tmp_path / "run"
+    train("numbers_fr_tiny", str(output), epochs=1, verbose=0, overrides=TINY_RUN,
+          save_every_steps=100)
+    for precision in ("mixed_float16", "float32", "mixed_bfloat16"):
+        _continues_at(output, precision, capsys, fit=precision == "mixed_float16")
+    assert keras.config.dtype_policy().name == "float32"
 
 
 @pytest.mark.parametrize("argv,message", [
