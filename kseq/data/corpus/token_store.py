@@ -45,6 +45,7 @@ from kseq.atomic_files import TEMPORARY_PREFIX
 from kseq.data.sources.cache_folders import publish_directory
 from kseq.errors import KseqError
 
+FORMAT = 2  # of store.json and the shards; another format is tokenised again
 CHUNK = 1024  # examples per stored element
 EXAMPLES_PER_SHARD = 100_000
 MAX_SHARDS = 256
@@ -71,7 +72,13 @@ class TokenStore:
 
     @staticmethod
     def is_built(folder):
-        return os.path.isfile(os.path.join(folder, "store.json"))
+        """Whether `folder` holds a whole store of this format (an older or torn one is
+        replaced by `build`)."""
+        try:
+            with open(os.path.join(folder, "store.json"), encoding="utf-8") as handle:
+                return json.load(handle).get("format") == FORMAT
+        except (OSError, ValueError, AttributeError):
+            return False
 
     @classmethod
     def build(cls, folder, chunks, shards=None, expected=None, chunk=CHUNK):
@@ -94,7 +101,8 @@ class TokenStore:
                           shard_func=lambda index, _: index % shards)
             size = _count(scratch)  # reading chunks: not tokenising again
             with open(os.path.join(scratch, "store.json"), "w", encoding="utf-8") as handle:
-                json.dump({"examples": size, "shards": shards, "chunk": chunk}, handle)
+                json.dump({"format": FORMAT, "examples": size, "shards": shards,
+                           "chunk": chunk}, handle)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
