@@ -34,6 +34,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import harness  # noqa: E402  benchmarks/harness.py, before TensorFlow
 
 # Keras's progress line after the first step ("1/5529 ━━..."), not its "Epoch 1/100" header.
 FIRST_STEP = re.compile(rb"(?<!Epoch )\b1/\d+\b")
@@ -41,7 +42,7 @@ FIRST_STEP = re.compile(rb"(?<!Epoch )\b1/\d+\b")
 
 def timed_training(recipe, data, output, home, minutes):
     """Runs `kseq train` once; returns its timings, peak RSS and exit code."""
-    env = dict(os.environ, KSEQ_HOME=home, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
+    env = dict(os.environ, KSEQ_HOME=home, PYTHONUNBUFFERED="1")  # the harness quiets TF
     command = [sys.executable, "-m", "kseq.cli", "train", recipe, "--data", data,
                "--output", output, "--minutes", str(minutes)]
     started = time.monotonic()
@@ -128,8 +129,6 @@ def pipeline_ratio(run_folder, home, batches=60):
 
 
 def main(argv=None):
-    import harness  # benchmarks/harness.py
-
     parser = harness.arguments(__doc__)
     parser.add_argument("--corpus", action="append", default=[],
                         help="NAME=GLOB, repeatable (e.g. 300k='/tmp/c300k/*.tsv.gz')")
