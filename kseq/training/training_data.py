@@ -83,7 +83,12 @@ def prepared_corpus(recipe, source, report=None):
     else:
         images = zoo.takes_images(recipe)
         inputs = "paths" if images else "text"
+        model = recipe.get("model") or {}
         key = _key({"sha256": source["sha256"], "columns": source.get("columns"),
+                    # what the task's row checks read: rows passed for one recipe may not
+                    # pass for another
+                    "checked_by": [recipe.get("task", "translator"), model.get("label_names"),
+                                   model.get("tag_names")],
                     "valid": (source.get("valid") or {}).get("sha256"),
                     "sample": sample, "seed": seed, "images": images,
                     # image paths are relative to their file's folder
