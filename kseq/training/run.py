@@ -44,6 +44,7 @@ and at the end `model.keras`.
 
 import collections.abc
 import json
+import logging
 import os
 
 import keras
@@ -54,6 +55,7 @@ from kseq.arguments import check_float, check_int
 from kseq.atomic_files import atomic_path, atomic_write_json, reserve_space
 from kseq.data.corpus.held_out_split import split_of
 from kseq.data.corpus.token_store import WINDOW
+from kseq.data.pipeline.bucketing import count_fitting_chunks, example_length
 from kseq.data.pipeline.parallel_text import check_columns
 from kseq.errors import KseqError, one_line
 from kseq.models.translator import Translator
@@ -65,14 +67,14 @@ from kseq.training.distribution import (CONTINUED, NEW, UNUSABLE,
                                        shard_by_data, task_output_folder)
 from kseq.training.multi_worker_workaround import patch_for_multi_worker
 from kseq.training.precision import config_at_precision, precision_scope, rebuilt_at_precision
-from kseq.training.recipe_checks import check_recipe
+from kseq.training.recipe_checks import check_recipe, check_sections
 from kseq.training.run_folder import RunFolder, check_output_folder
 from kseq.training.callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudget,
                                      weights_are_finite)
 from kseq.training.checkpoints import (CheckpointStore, compiled_from_recipe,
                                        ensure_optimizer_built, estimated_file_bytes)
 from kseq.training.curves import TrainingCurves
-from kseq.training.training_data import (HELD_OUT_ROWS, TrainingData, file_source,
+from kseq.training.training_data import (TrainingData, file_source, held_out_warning,
                                          prepared_corpus)
 
 
@@ -258,12 +260,53 @@ def _check_same_batching(checkpoint, batching):
             + ", ".join(f"{k}={batching[k]!r} (checkpoint: {recorded[k]!r})" for k in changed))
 
 
-def _check_finite(model, store):
+def _check_finite(model, store, guard, training):
+    """Refuses the model of a run whose loss or weights became non-finite."""
+    if guard.bad_step is not None:
+        kept = store.latest()
+        raise KseqError(
+            f"The loss became {guard.bad_loss} at step {guard.bad_step}; training stopped and "
+            f"no model was saved. " + (f"The last finite checkpoint (step {kept['step']}) is in "
+                                       f"{store.folder}. " if kept else "")
+            + "Lower the learning rate or check the data. Received: "
+            f"training.peak_learning_rate={training.get('peak_learning_rate')}")
     if not weights_are_finite(model):
         raise KseqError(f"Training ended with non-finite weights; no model was saved and "
                         f"{store.folder} keeps the last finite checkpoint. Lower the learning "
                         f"rate or check the data. Received: step "
                         f"{int(model.optimizer.iterations.numpy())}")
+
+
+def _forget_discarded_run(run, records, store, start_step, steps_per_epoch):
+    """After a non-finite loss: without a checkpoint of its own, the run is discarded and
+    the folder's records are put back as they were before it (a refused `recipe.json`
+    claimed the rejected values, and `history.csv` gained a NaN row); with one, a resume
+    goes on from it under this run's recipe, and only the history after it is dropped."""
+    kept = _quietly_latest(store)
+    if kept is None or kept["step"] <= start_step:
+        run.restore(records)
+    else:
+        run.keep_history_before(kept["step"] // steps_per_epoch)
+
+
+def _check_lengths(data):
+    """Reports how many training examples are longer than the longest bucket
+    (`filter_by_length` leaves them out; counted once, then kept in the token store), and
+    refuses a run that would leave out most of its data."""
+    if data.model.preprocessor.example_length is not example_length:  # one bucket (images)
+        return
+    longest = max(data.boundaries)
+    kept, dropped = data.store.memo(json.dumps({"fitting": longest}), lambda: list(
+        count_fitting_chunks(data.store.chunks(), longest)))
+    if dropped > kept:
+        raise KseqError(f"{dropped:,} of {kept + dropped:,} training examples are longer than "
+                        f"the longest bucket ({longest} tokens) and would be left out; raise "
+                        f"training.boundaries or shorten the data. Received: "
+                        f"training.boundaries={data.boundaries}")
+    if dropped:
+        print(f"data: {dropped:,} of {kept + dropped:,} training examples are longer than the "
+              f"longest bucket ({longest} tokens, training.boundaries) and are left out",
+              flush=True)
 
 
 def _target_epochs(start, epochs, recipe_epochs, position):
@@ -341,6 +384,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
         ("strategy", strategy), ("precision", precision), ("jit_compile", jit_compile))
         if value is not None}}  # the arguments win over the recipe's training section
     merge = task.merged_recipe if task else zoo.merge
+    if overrides is not None:  # a task's merge reads their sections
+        check_sections(overrides, "overrides")
     recipe = merge(recipe, overrides, options)
     check_recipe(recipe)
     training = recipe.get("training", {})
@@ -368,6 +413,8 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     except TypeError as error:  # an unknown or misspelt data builder option
         raise KseqError(f"The recipe's data section does not fit its builder ({error}). "
                         f"Received: data={recipe.get('data')!r}") from None
+    if source["kind"] == "file" and held_out_warning(corpus):
+        logging.getLogger("kseq").warning("%s", held_out_warning(corpus))
     if not corpus.size("train"):
         raise KseqError(f"No usable training rows (an input and a target each) in the data: "
                         f"all {corpus.size('valid') + corpus.size('test')} fell in the held-out "
@@ -396,6 +443,7 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     if steps_per_epoch == 0:
         raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "
                         f"Received: {corpus.size('train')} training pairs")
+    _check_lengths(data)
     step = int(model.optimizer.iterations.numpy())
     position = divmod(step, steps_per_epoch)
     target = _target_epochs(start, epochs, training.get("epochs", 10), position)
@@ -404,6 +452,7 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         _check_same_batching(start.checkpoint, batching)
 
     # Everything is validated and built: only now does the folder get written.
+    records = run.snapshot()  # put back if this run is discarded (`_forget_discarded_run`)
     os.makedirs(output_dir, exist_ok=True)
     run.remove_partial_files()
     run.keep_history_before(position[0])
@@ -434,15 +483,11 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         with lost_worker_as_error(training.get("strategy")):
             _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
                       stopped=lambda: guard.bad_step is not None or (budget and budget.expired))
-    if guard.bad_step is not None:
-        kept = store.latest()
-        raise KseqError(
-            f"The loss became {guard.bad_loss} at step {guard.bad_step}; training stopped and "
-            f"no model was saved. " + (f"The last finite checkpoint (step {kept['step']}) is in "
-                                       f"{store.folder}. " if kept else "")
-            + "Lower the learning rate or check the data. Received: "
-            f"training.peak_learning_rate={training.get('peak_learning_rate')}")
-    _check_finite(model, store)
+    try:
+        _check_finite(model, store, guard, training)
+    except KseqError:
+        _forget_discarded_run(run, records, store, step, steps_per_epoch)
+        raise
     with distribution.scope():
         model = _save_final(model, run, store, training)
     splits = corpus.builder_splits if corpus.builder_splits is not None else \

@@ -23,9 +23,14 @@ import os
 import re
 import shutil
 
-from kseq.atomic_files import TEMPORARY_PREFIX, atomic_write_json, atomic_write_text
+from kseq.atomic_files import (TEMPORARY_PREFIX, atomic_path, atomic_write_json,
+                               atomic_write_text)
 from kseq.errors import KseqError
 from kseq.training.recipe_checks import check_continuation
+
+
+# The files a run records about itself; a discarded run puts them back as they were.
+RECORDS = ("recipe.json", "data_source.json", "model_config.json", "history.csv", "curves.png")
 
 
 def check_output_folder(path):
@@ -68,6 +73,27 @@ class RunFolder:
             elif name.startswith(TEMPORARY_PREFIX):
                 with contextlib.suppress(OSError):
                     os.remove(path)
+
+    def snapshot(self, names=RECORDS):
+        """`{name: bytes, or None when absent}` of the folder's record files now."""
+        kept = {}
+        for name in names:
+            try:
+                with open(self.file(name), "rb") as handle:
+                    kept[name] = handle.read()
+            except FileNotFoundError:
+                kept[name] = None
+        return kept
+
+    def restore(self, snapshot):
+        """Puts the files of `snapshot` back as they were (removing those that were absent)."""
+        for name, data in snapshot.items():
+            if data is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(self.file(name))
+            else:
+                with atomic_path(self.file(name)) as scratch, open(scratch, "wb") as handle:
+                    handle.write(data)
 
     def recorded_data_source(self):
         """The recorded source dict, or None (a new folder, or one from an older kseq)."""
@@ -125,7 +151,9 @@ class RunFolder:
         target)`), the recorded one, or the recipe's builder.
 
         Refuses a source that differs from the recorded one: another builder, a file with
-        other content, or other `columns` (none given: the recorded ones).
+        other content, or other `columns` (none given: the recorded ones). A folder that
+        holds no model yet (a run stopped before its first checkpoint) is not bound to
+        what it recorded: the data given now replaces it.
         """
         recorded = self.recorded_data_source()
         columns = None if columns is None else [str(name) for name in columns]
@@ -134,6 +162,9 @@ class RunFolder:
             from kseq.training.training_data import file_source
 
             given = file_source(data_path, columns)  # a file, several, a glob or a folder
+            if recorded is not None and not self.holds_a_model() and \
+                    recorded.get("sha256") != given["sha256"]:
+                recorded = recorded_file = None  # nothing trained on it: a corrected file
             if columns is None and recorded_file and recorded_file["sha256"] == given["sha256"]:
                 given["columns"] = recorded_file["columns"]  # the same file, read as before
             if valid_path:
@@ -159,6 +190,13 @@ class RunFolder:
                                 "Received: no --data")
             given = {"kind": "builder", "data": recipe["data"]}
         if recorded is not None and not _same_source(recorded, given):
+            if given["kind"] == "file" and recorded.get("path") == given.get("path") and \
+                    recorded.get("columns") == given.get("columns"):
+                raise KseqError(
+                    f"The data this run trained on has changed since (SHA-256 "
+                    f"{recorded.get('sha256', '')[:12]}..., now {given['sha256'][:12]}...); "
+                    f"restore it or train into a new --output. Received: "
+                    f"{describe_source(given)}")
             raise KseqError(
                 f"This run folder was trained on {describe_source(recorded)}; resume with the "
                 f"same data or train into a new --output. Received: {describe_source(given)}")
@@ -169,9 +207,12 @@ class RunFolder:
             if gone:
                 raise KseqError(f"The data file this run trained on is gone; pass it again "
                                 f"with --data. Received: {gone[0]}")
-            if fingerprint(given["files"]) != recorded.get("sha256"):
-                raise KseqError(f"The data file this run trained on has changed since; train "
-                                f"into a new --output. Received: {given['path']}")
+            now = fingerprint(given["files"])
+            if now != recorded.get("sha256"):
+                raise KseqError(f"The data this run trained on has changed since (SHA-256 "
+                                f"{recorded.get('sha256', '')[:12]}..., now {now[:12]}...); "
+                                f"restore it or train into a new --output. Received: "
+                                f"{describe_source(given)}")
         return given
 
     def record_data_source(self, source):

@@ -41,6 +41,13 @@ from kseq.data.sources.kseq_home import kseq_home
 from kseq.errors import KseqError
 
 HELD_OUT_ROWS = 10_000  # validation / test rows a run keeps in memory
+FEW_HELD_OUT = 50  # fewer validation or test examples give scores too noisy to read
+# First-row values that name columns rather than hold data: a header read as an example.
+COLUMN_NAMES = {"text", "label", "labels", "source", "target", "input", "output", "sentence",
+                "src", "tgt", "english", "french", "german", "spanish", "category", "class",
+                "tag", "tags", "words", "image", "images", "caption", "id", "message", "review",
+                "sentiment", "translation", "question", "answer", "path", "file", "filename",
+                "en", "fr", "de", "es"}
 CHECKED_ROWS = 10_000  # rows a task checks at a time
 CORPUS_FORMAT = "kseq-corpus-1"
 
@@ -146,6 +153,8 @@ def _file_rows(source, recipe, task, images, totals):
         skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
         chunk = []
         for row in iter_table_rows(path, source.get("columns"), skipped=skipped):
+            if not chunk and row[0] == 1 and source.get("columns") is None:
+                _check_not_a_header(path, row)
             chunk.append(row)
             if len(chunk) == CHECKED_ROWS:
                 yield from _checked(chunk, path, recipe, task, images, split)
@@ -156,10 +165,37 @@ def _file_rows(source, recipe, task, images, totals):
         if any(skipped.values()):
             import logging
 
+            hint = " (a file of more than two columns needs a header row and --columns " \
+                   "INPUT,TARGET)" if skipped["ragged"] else ""
             logging.getLogger("kseq").warning(
-                "%s: skipped %s", path,
-                ", ".join(f"{count:,} {kind.replace('_', '-')} line(s)"
-                          for kind, count in skipped.items() if count))
+                "%s: skipped %s%s", path,
+                ", ".join(f"{count:,} {_SKIPPED[kind]}" for kind, count in skipped.items()
+                          if count), hint)
+
+
+_SKIPPED = {"empty": "line(s) with an empty input or target",
+            "ragged": "line(s) without exactly one tab (two columns)",
+            "not_utf8": "line(s) that are not UTF-8"}
+
+
+def _check_not_a_header(path, row):
+    """A header-less file's first row whose input and target both name columns is a header
+    row read as an example (it would train a class called "label")."""
+    _, source, target = row
+    if source.strip().lower() in COLUMN_NAMES and target.strip().lower() in COLUMN_NAMES:
+        raise KseqError(f"{path} line 1 looks like a header ({source!r}, {target!r}), not an "
+                        f"example; name the columns to read it as one: --columns "
+                        f"{source},{target}. Received: --data {path}")
+
+
+def held_out_warning(corpus):
+    """A line for validation or test splits too small to score, or None."""
+    small = [f"{corpus.size(split)} {name}" for split, name in
+             (("valid", "validation"), ("test", "test")) if corpus.size(split) < FEW_HELD_OUT]
+    if not small:
+        return None
+    return (f"only {' and '.join(small)} examples (2% each of the data, by a hash of the "
+            f"input): their scores are noisy; give more with --valid FILE")
 
 
 def _checked(rows, path, recipe, task, images, split=None):

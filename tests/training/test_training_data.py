@@ -65,6 +65,7 @@ def test_valid_is_recorded_and_a_resume_keeps_it(tmp_path):
     source = run.resolve_data_source(data, {}, valid_path=valid)
     os.makedirs(run.path)
     run.record_data_source(source)
+    (tmp_path / "run" / "model.keras").write_bytes(b"trained")
     assert run.resolve_data_source(None, {})["valid"]["sha256"] == source["valid"]["sha256"]
     assert run.resolve_data_source(data, {})["valid"]["sha256"] == source["valid"]["sha256"]
 
@@ -84,3 +85,44 @@ def test_a_bad_corpus_is_one_line_and_writes_nothing(tmp_path, capsys, make, mes
     error = capsys.readouterr().err.strip()
     assert message in error and len(error.splitlines()) == 1
     assert not output.exists()
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("header.tsv", "text\tlabel\ngreat film\tpositive\ndull film\tnegative\n",
+     "line 1 looks like a header ('text', 'label')"),
+    ("ids.csv", "id,label,message\n1,ham,see you\n2,spam,win now\n",
+     "the first column 'id' looks like a row id"),
+])
+def test_a_header_read_as_data_is_refused_with_the_columns_hint(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    from kseq.errors import KseqError
+
+    with pytest.raises(KseqError, match="--columns") as error:
+        prepared_corpus({"task": "classifier"}, file_source(str(tmp_path / name)))
+    assert message in str(error.value)
+
+
+def test_few_held_out_examples_warn_with_the_way_to_give_more(tmp_path):
+    from kseq.training.training_data import held_out_warning
+
+    corpus = prepared_corpus(RECIPE, file_source(gzip_tsv(tmp_path / "s.tsv.gz",
+                                                          numbers(0, 170))))
+    assert "--valid FILE" in held_out_warning(corpus)
+    big = prepared_corpus(RECIPE, file_source(gzip_tsv(tmp_path / "b.tsv.gz", numbers(0, 5000))))
+    assert held_out_warning(big) is None
+
+
+def test_a_folder_without_a_model_takes_a_corrected_file_and_a_changed_one_is_named(tmp_path):
+    from kseq.errors import KseqError
+
+    data = tmp_path / "data.tsv"
+    data.write_text("one\tun\n", encoding="utf-8")
+    run = RunFolder(str(tmp_path / "run"))
+    os.makedirs(run.path)
+    run.record_data_source(run.resolve_data_source(str(data), {}))
+    data.write_text("one\tun\ntwo\tdeux\n", encoding="utf-8")  # corrected before any step
+    assert run.resolve_data_source(str(data), {})["sha256"] != run.recorded_data_source()[
+        "sha256"]
+    (tmp_path / "run" / "model.keras").write_bytes(b"a model now")
+    with pytest.raises(KseqError, match=r"has changed since \(SHA-256 "):
+        run.resolve_data_source(str(data), {})

@@ -17,6 +17,7 @@ Example:
 ([(2, 'one, two', 'un, deux')], {'empty': 0, 'ragged': 0, 'not_utf8': 0})
 """
 
+import codecs
 import csv
 import gzip
 import io
@@ -36,6 +37,8 @@ class ParallelTextError(KseqError):
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+# A first header column of these names numbers rows: not an input to train on.
+ROW_ID_NAMES = {"id", "idx", "index", "no", "nr", "number", "#", "row", "key"}
 # What a damaged gzip file raises while it is read.
 DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile)
 
@@ -121,8 +124,9 @@ def _no_skips():
 
 
 def _text_lines(path, strict, skipped):
-    """`(1-based line number, text)` of each line of `path`, its line ending removed; a line
-    that is not UTF-8 is counted in `skipped` (`strict`: raised)."""
+    """`(1-based line number, text)` of each line of `path`, its line ending (and the first
+    line's UTF-8 byte order mark) removed; a line that is not UTF-8 is counted in `skipped`
+    (`strict`: raised)."""
     with _open(path) as handle:
         number = 0
         lines = iter(handle)
@@ -134,6 +138,8 @@ def _text_lines(path, strict, skipped):
             except DAMAGED as error:
                 raise _damaged(path, number + 1, error) from None
             number += 1
+            if number == 1:  # a byte order mark (Windows editors) is no part of the text
+                raw = raw.removeprefix(codecs.BOM_UTF8)
             text = _decode(raw.rstrip(b"\r\n"), path, number, strict)
             if text is None:
                 skipped["not_utf8"] += 1
@@ -196,6 +202,9 @@ def check_columns(columns):
     if len(names) != 2 or not all(names):
         raise ParallelTextError(f"columns must name two header columns, the input and the "
                                 f"target (--columns INPUT,TARGET). Received: {columns!r}")
+    if names[0] == names[1]:  # a model would learn to copy its input
+        raise ParallelTextError(f"columns must name two different header columns, the input "
+                                f"and the target. Received: --columns {','.join(names)}")
     return names
 
 
@@ -245,8 +254,6 @@ def _headed_tsv_records(path, strict):
             if header and number != 1:
                 raise ParallelTextError(f"{path}:1: the header is not valid UTF-8. "
                                         f"Received: {path}")
-            if header:
-                text = text.removeprefix("\ufeff")  # a byte order mark
             header = False
             yield number, text.split("\t")
     return records
@@ -284,6 +291,11 @@ def _column_indexes(path, number, header, columns):
         if len(names) < 2:
             raise ParallelTextError(f"{path}:{number}: the header needs an input and a target "
                                     f"column; it has {listed}. Received: {path}")
+        if names[0].lower() in ROW_ID_NAMES and len(names) > 2:  # "id,label,message"
+            raise ParallelTextError(f"{path}:{number}: the first column {names[0]!r} looks like "
+                                    f"a row id, not the input; name the input and target "
+                                    f"columns with --columns INPUT,TARGET (its columns are "
+                                    f"{listed}). Received: {path}")
         return 0, 1
     indexes = []
     for name in columns:
