@@ -92,7 +92,13 @@ def _model(task, old_names, model_options, preset, recipe, load_weights, **input
                             f"to build {canonical_name(preset)!r} anew from {', '.join(given)}, "
                             f"pass load_weights=False. Received: {', '.join(given)}")
         return load_preset_model(preset)
+    # Here, not at the top: kseq.training imports this module.
+    from kseq.training.recipe_checks import check_recipe, check_sections
+
+    if recipe is not None:
+        check_sections(recipe, "recipe")
     spec = task.merged_recipe(base, recipe, {"model": model_options})
+    check_recipe(spec)  # max_source_length=0 built a model that translated everything to ''
     try:
         return task.from_recipe(spec, **inputs)
     except KseqError:

@@ -7,10 +7,12 @@ continued run whose recipe changed, and a zip-bomb `.keras` file; and (issue 50)
 `.keras` file whose weights declare arrays never written (an HDF5 fill-value bomb).
 """
 
+import codecs
 import io
 import json
 import logging
 import os
+import re
 import shutil
 import zipfile
 
@@ -287,6 +289,26 @@ def test_a_continued_run_applies_a_new_learning_rate_or_refuses_a_model_change(f
     assert (recipe_path.read_bytes(), (finished_run / "model.keras").read_bytes()) == before
 
 
+@pytest.mark.slow
+def test_a_continued_run_refused_for_a_non_finite_loss_leaves_no_trace(finished_run,
+                                                                       monkeypatch):
+    """Issue 50, item 8: the refused run's recipe.json (peak_learning_rate 1e38) and its NaN
+    history row were kept, though the model was not."""
+    def files():
+        return {str(path.relative_to(finished_run)): path.read_bytes()
+                for path in sorted(finished_run.rglob("*")) if path.is_file()}
+
+    monkeypatch.undo()  # the fixture's fit that trains nothing: this run trains
+    before = files()
+    exploding = kseq.zoo.merge(SMALL, {"training": {"peak_learning_rate": 1e38}})
+    with pytest.raises(KseqError, match="The loss became nan at step 9") as refused:
+        kseq.training.train(PRESET, str(finished_run), epochs=2, verbose=0, overrides=exploding)
+    one_line(refused.value)
+    after = files()
+    assert sorted(after) == sorted(before)
+    assert [name for name in before if after[name] != before[name]] == []
+
+
 # ---------------------------------------------------------- h. zip-bomb .keras
 
 def test_a_keras_file_declaring_too_many_bytes_is_refused_before_extraction(tmp_path,
@@ -365,3 +387,55 @@ def test_a_run_recorded_with_an_architecture_name_continues_under_its_parts():
     check_continuation(old, new, "RUN")  # the same model, named two ways: accepted
     with pytest.raises(KseqError, match="model.decoder='transformer'.*model.decoder='rnn'"):
         check_continuation(old, {**new, "model": {**new["model"], "decoder": "rnn"}}, "RUN")
+
+
+# ------------------------------------------- issue 50, item 9: bad values, each refused
+
+def test_a_byte_order_mark_is_no_part_of_a_header_less_tsv(tmp_path):
+    from kseq.data import read_table_rows
+
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes(codecs.BOM_UTF8 + "one\tun\ntwo\tdeux\n".encode("utf-8"))
+    assert read_table_rows(str(path))[0] == [(1, "one", "un"), (2, "two", "deux")]
+
+
+@pytest.mark.parametrize("options, named", [
+    ({"max_source_length": 0}, "`model.max_source_length` must be an integer >= 1"),
+    ({"max_target_length": 70_000}, "`model.max_target_length` must be an integer >= 1 and "
+                                    "<= 65536"),
+    ({"recipe": {"model": 3}}, "`model` must be a JSON object"),
+])
+def test_the_python_api_checks_the_recipe_it_builds(options, named):
+    with pytest.raises(KseqError, match=re.escape(named)) as refused:
+        kseq.zoo.translator("rnn", train_data=[("one two", "un deux")], units=8, **options)
+    one_line(refused.value)
+
+
+def test_labels_that_differ_only_in_case_are_warned_about(caplog):
+    from kseq.models import SequenceClassifier, SequenceTagger
+
+    rows = [(1, "great", "pos"), (2, "bad", "neg"), (3, "fine", "POS"), (4, "meh", "neg")]
+    with caplog.at_level(logging.WARNING, logger="kseq"):
+        SequenceClassifier.check_training_rows({"task": "classifier"}, rows, "reviews.tsv")
+        SequenceTagger.check_training_rows(
+            {"task": "tagger"}, [(1, "the dog", "DET NOUN"), (2, "a cat", "det NOUN")],
+            "tags.tsv")
+    assert "reviews.tsv: labels 'POS' and 'pos' differ only in case" in caplog.text
+    assert "tags.tsv: tags 'DET' and 'det' differ only in case" in caplog.text
+    caplog.clear()
+    listed = {"task": "classifier", "model": {"label_names": ["pos", "POS", "neg"]}}
+    with caplog.at_level(logging.WARNING, logger="kseq"):
+        SequenceClassifier.check_training_rows(listed, rows, "listed.tsv")  # meant as classes
+    assert "differ only in case" not in caplog.text
+
+
+def test_a_training_file_that_is_no_image_is_named_with_advice_that_fits(tmp_path):
+    from kseq.data.pipeline.image_inputs import read_image_pairs
+
+    (tmp_path / "notes.txt").write_text("not a picture", encoding="utf-8")
+    pairs = read_image_pairs([("notes.txt", "a caption")], str(tmp_path))
+    with pytest.raises(KseqError) as refused:
+        TinyImageSource().check_training_images([image for image, _ in pairs])
+    message = one_line(refused.value)
+    assert "replace it or remove its line" in message and "a TSV of" not in message
+    assert message.endswith(f"Received: {tmp_path / 'notes.txt'} = b'not a picture'")

@@ -65,6 +65,30 @@ def count_bucketed_chunks(chunks, boundaries, batch_size=None, token_budget=None
     return sum(-(-int(count) // size) for count, size in zip(counts.numpy(), sizes))
 
 
+def count_fitting_chunks(chunks, max_length):
+    """`(kept, dropped)`: how many examples of a dataset of batches (a token store's chunks)
+    are at most `max_length` long by `example_length`, and how many `filter_by_length`
+    drops.
+
+    Example:
+    >>> import tensorflow as tf
+    >>> rows = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[4], [5, 6], [6, 7, 8]]))
+    >>> count_fitting_chunks(rows.map(lambda ids: ({"token_ids": ids}, ids)).ragged_batch(2), 2)
+    (2, 1)
+    """
+    limit = tf.constant(check_int("max_length", max_length), tf.int64)
+
+    def counts(features, labels):
+        fits = batched_example_lengths(features, labels) <= limit  # [B]
+        return tf.stack([tf.reduce_sum(tf.cast(fits, tf.int64)),
+                         tf.reduce_sum(tf.cast(~fits, tf.int64))])
+
+    total = chunks.map(counts, num_parallel_calls=tf.data.AUTOTUNE).reduce(
+        tf.zeros([2], tf.int64), lambda total, count: total + count)
+    kept, dropped = total.numpy().tolist()
+    return kept, dropped
+
+
 def bucket_batch_sizes(boundaries, batch_size=None, token_budget=None):
     """Batch size per bucket: fixed, or `token_budget // boundary` tokens a batch."""
     boundaries = check_boundaries(boundaries)

@@ -5,7 +5,8 @@ recipe lists them, else from the sorted labels of its training data. With a
 list, a label outside it is a typo: refused with one line naming the file and
 its 1-based line (without one it would silently become a class of its own).
 Either way a label seen on one line only is warned about: one example teaches
-a class nothing, and it is often a typo.
+a class nothing, and it is often a typo. Without a list, labels that differ
+only in case (`POS` beside `pos`) are warned about too: each would be a class.
 
 Example:
 >>> recipe_labels({"model": {"label_names": ["ham", "spam"]}})
@@ -48,6 +49,8 @@ def check_label_rows(labels, rows, path):
                 raise KseqError(f"{path} line {line}: the label {label!r} is not one of the "
                                 f"recipe's model.label_names {labels}; correct the line or add the "
                                 f"label to model.label_names. Received: {label!r}")
+    else:  # the classes come from the data
+        warn_case_variants((label for _, _, label in rows), path, "label")
     counts = collections.Counter(label for _, _, label in rows)
     once = [(line, label) for line, _, label in rows if counts[label] == 1]
     if once:
@@ -55,3 +58,23 @@ def check_label_rows(labels, rows, path):
         logger.warning("%s: %d label(s) occur on one line only, a typo or a class too rare "
                        "to learn: %s%s", path, len(once), shown,
                        " ..." if len(once) > SHOWN else "")
+
+
+_warned = set()  # (path, variants) already named: a file is checked in chunks of rows
+
+
+def warn_case_variants(labels, path, kind="label"):
+    """Warns once per file about labels that differ only in case (`POS` beside `pos`):
+    each would become a class of its own, which is rarely what a file means."""
+    spellings = collections.defaultdict(set)
+    for label in labels:
+        spellings[label.casefold()].add(label)
+    variants = [sorted(names) for names in spellings.values() if len(names) > 1]
+    for names in variants:
+        if (path, tuple(names)) in _warned:
+            continue
+        _warned.add((path, tuple(names)))
+        logger.warning("%s: %ss %s differ only in case and become separate classes; write "
+                       "them alike if they mean one class, or list both in the recipe's "
+                       "model.%s_names", path, kind, " and ".join(map(repr, names)),
+                       "tag" if kind == "tag" else "label")

@@ -67,6 +67,11 @@ class ImageSource:
             if not looks_like_an_image(image):
                 found = repr(bytes(image[:40])) if isinstance(image, bytes) else \
                     f"a {type(image).__name__}"
+                if getattr(image, "source", None):  # a path of a data file: the file is wrong
+                    raise KseqError(f"An image model trains on image files (PNG, JPEG, GIF, "
+                                    f"BMP, WebP); this file of the training data is none of "
+                                    f"them: replace it or remove its line. "
+                                    f"Received: {image.source} = {found}")
                 raise KseqError(f"An image model trains on encoded image bytes (PNG, JPEG, "
                                 f"GIF, BMP, WebP): read image files into bytes first, or give "
                                 f"`kseq train --data` a TSV of `image path<TAB>target` lines. "

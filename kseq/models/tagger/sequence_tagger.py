@@ -12,6 +12,7 @@ from keras import ops
 
 from kseq.arguments import check_float, check_int
 from kseq.errors import KseqError
+from kseq.models.classifier.training_labels import warn_case_variants
 from kseq.models.evaluation_result import EvaluationResult
 from kseq.models.part import check_room
 from kseq.models.recipes import build_data, make_tokenizer
@@ -218,7 +219,8 @@ class SequenceTagger(Task):
     @classmethod
     def check_training_rows(cls, recipe, rows, path):
         """One tag per word on each `words<TAB>tags` line, each among the recipe's
-        `model.tag_names` when it lists them; `KseqError` naming the file and line."""
+        `model.tag_names` when it lists them; `KseqError` naming the file and line. Without
+        that list, tags that differ only in case are warned about (each becomes a tag)."""
         known = (recipe.get("model") or {}).get("tag_names")
         for line, words, tags in rows:
             words, tags = words.split(), tags.split()
@@ -230,6 +232,8 @@ class SequenceTagger(Task):
             if unknown:
                 raise KseqError(f"{path} line {line}: tags must be among the recipe's "
                                 f"model.tag_names {known}. Received: {unknown[0]!r}")
+        if known is None:  # the tags come from the data
+            warn_case_variants({tag for _, _, tags in rows for tag in tags.split()}, path, "tag")
 
     @classmethod
     def from_recipe(cls, recipe, train_data=None, vocab=None, labels=None):
