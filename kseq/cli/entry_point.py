@@ -1,6 +1,7 @@
 """`main(argv)`: parse, run one command, and turn every error into one line.
 
-Every error is one line, `kseq: error: ...`, with exit code 2. Run as the `kseq` command
+Every error is one line, `kseq: error: ...`, with exit code 2; Ctrl-C is one line too,
+with exit code 130 (143 when SIGTERM stopped `kseq train`). Run as the `kseq` command
 (`main()` without `argv`), TensorFlow's and absl's lines are filtered out of the process's
 stderr (`kseq.cli.stderr_filter`) unless `--verbose`.
 """
@@ -29,8 +30,9 @@ def _parse(argv):
 
 def main(argv=None):
     """Runs one command; returns the exit code: 0, 1 when `caption` or an image `classify`
-    skipped a file that cannot be read (each named in a warning line), or 2 after a one-line
-    error. Run as the `kseq` command (no `argv`), TensorFlow's and absl's lines are filtered
+    skipped a file that cannot be read (each named in a warning line), 2 after a one-line
+    error, or 130 / 143 after Ctrl-C / SIGTERM (`kseq train` first saves a checkpoint).
+    Run as the `kseq` command (no `argv`), TensorFlow's and absl's lines are filtered
     out of the process's stderr unless `--verbose`."""
     logging.basicConfig(level=logging.WARNING, format="kseq: %(message)s")
     try:
@@ -52,3 +54,7 @@ def main(argv=None):
         # OSError covers read-only folders, a file where a folder belongs, a full disk.
         print(f"kseq: error: {one_line(error)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as error:  # Ctrl-C, or `kseq train`'s SIGINT / SIGTERM
+        # `TrainingInterrupted` says where training stopped and carries its signal's code.
+        print(" ".join(str(error).split()) or "kseq: interrupted", file=sys.stderr)
+        return getattr(error, "exit_code", 130)

@@ -87,7 +87,7 @@ def _train(args):
 
     report = _stop_report()
     with contextlib.ExitStack() as stack:
-        if args.quiet:  # no progress bar and no "starting at step ..." line
+        if args.quiet:  # no progress and no "starting at step ..." line: the result below
             stack.enter_context(contextlib.redirect_stdout(
                 stack.enter_context(open(os.devnull, "w", encoding="utf-8"))))
         model, splits, history = train(
@@ -97,11 +97,20 @@ def _train(args):
             extra_callbacks=[report], strategy=args.strategy,
             precision=args.precision, jit_compile=args.jit_compile, columns=args.columns,
             valid_path=_data_argument(args.valid))
-    if not args.quiet and _writes_the_run(args):
-        print(f"saved {os.path.join(args.output, 'model.keras')} "
-              f"({model.count_params():,} parameters)")
+    if _writes_the_run(args):  # --quiet too: where the model is, and how good
+        print(_result_line(args, model, history))
     if report.stopped is not None and args.minutes:
         _note(args, _budget_note(args, report.stopped))
+
+
+def _result_line(args, model, history):
+    """`saved PATH (N parameters)`, then the last epoch's validation scores, if any."""
+    from kseq.training.progress import metrics_text
+
+    line = f"saved {os.path.join(args.output, 'model.keras')} ({model.count_params():,} parameters)"
+    if history:
+        line += f"; epoch {history[-1]['epoch']}: {metrics_text(history[-1])}"
+    return line
 
 
 def _data_argument(data):

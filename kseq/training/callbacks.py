@@ -1,4 +1,5 @@
-"""Keras callbacks of `kseq.training.train`: time budget, non-finite loss guard, checkpoints.
+"""Keras callbacks of `kseq.training.train`: time budget, non-finite loss guard, checkpoints
+(and, in files of their own, `kseq.training.interruption` and `kseq.training.progress`).
 
 They keep their state across several `fit` calls (a resumed run finishes its
 interrupted epoch in one call and trains the rest in another).
@@ -102,6 +103,10 @@ class Checkpointing(keras.callbacks.Callback):
         if self.guard.bad_step is None and (self._step() != self.saved_step or finished):
             if weights_are_finite(self.model):
                 self._save(finished)
+
+    def save_now(self):
+        """A checkpoint at the current step unless one is there (an interrupted run's)."""
+        self._maybe_save()
 
     def on_train_batch_end(self, batch, logs=None):
         if self.guard.bad_step is not None:

@@ -43,6 +43,7 @@ and at the end `model.keras`.
 """
 
 import collections.abc
+import contextlib
 import json
 import logging
 import os
@@ -74,6 +75,8 @@ from kseq.training.callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudg
 from kseq.training.checkpoints import (CheckpointStore, compiled_from_recipe,
                                        ensure_optimizer_built, estimated_file_bytes)
 from kseq.training.curves import TrainingCurves
+from kseq.training.interruption import Interruption
+from kseq.training.progress import Progress
 from kseq.training.training_data import (TrainingData, file_source, held_out_warning,
                                          prepared_corpus)
 
@@ -353,6 +356,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
         minutes: stop after this much training time (the model is saved).
         save_every_steps: checkpoint interval in optimizer steps.
         overrides: recipe overrides, merged right-most wins.
+        verbose: 0 prints only the lines before training; else also one line per epoch
+            (`kseq.training.progress`; on a terminal, a bar while the epoch runs).
         extra_callbacks: Keras callbacks run after kseq's own.
         strategy: "auto", "one-device", "mirrored" or "multi-worker" (reads
             `TF_CONFIG`); default: the recipe's `training.strategy`, else "auto".
@@ -372,6 +377,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     Raises:
         KseqError: for a bad argument or recipe value, a write that failed, or
             a non-finite loss.
+        kseq.training.interruption.TrainingInterrupted: on SIGINT or SIGTERM during
+            training (not under `multi-worker`), after a checkpoint at that step; the
+            same call resumes there.
     """
     epochs = check_int("epochs", epochs, allow_none=True)
     minutes = check_float("minutes", minutes, minimum=0.0, exclusive_minimum=True,
@@ -462,17 +470,24 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         atomic_write_json(run.file("model_config.json"), config_at_precision(
             keras.saving.serialize_keras_object(model), "float32"))
     _report_start(run, start, step, position, target, corpus)
+    _report_setup(model, steps_per_epoch, training, distribution.num_replicas_in_sync)
 
     guard = NonFiniteLossGuard()
     budget = TimeBudget(minutes) if minutes else None
     validation = model.validation_callback(data.held_out("valid"), training,
-                                           verbose=bool(verbose)) \
-        if chief else None  # scored once, by the chief
+                                           verbose=False) \
+        if chief else None  # scored once, by the chief; `Progress` prints its scores
     checkpointing = Checkpointing(store, save_every_steps, steps_per_epoch, target, guard,
                                   batching, start.checkpoint and start.checkpoint["step"])
+    progress = Progress(steps_per_epoch, target) if verbose else None
+    # Multi-worker: one worker stopping alone would leave the others in a collective.
+    interruption = Interruption(checkpointing, guard, steps_per_epoch, target) \
+        if training.get("strategy") != "multi-worker" else None
     callbacks = [guard, checkpointing] + ([validation] if validation else [])
+    callbacks += [progress] if progress else []
     callbacks += [TrainingCurves(run.file("curves.png"), run.logged_rows()),
                   keras.callbacks.CSVLogger(run.file("history.csv"), append=True)]
+    callbacks += [interruption] if interruption else []  # after what a whole epoch ends
     callbacks += [budget] if budget else []
     callbacks += list(extra_callbacks)
 
@@ -480,9 +495,14 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         return shard_by_data(data.stream(seed, (first, stop), skip))
 
     if not (start.checkpoint or {}).get("finished"):  # else only the final save is left
-        with lost_worker_as_error(training.get("strategy")):
-            _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose,
-                      stopped=lambda: guard.bad_step is not None or (budget and budget.expired))
+        with lost_worker_as_error(training.get("strategy")), \
+                contextlib.closing(progress) if progress else contextlib.nullcontext(), \
+                interruption.handling() if interruption else contextlib.nullcontext():
+            _fit_from(model, stream, position, target, steps_per_epoch, callbacks,
+                      stopped=lambda: guard.bad_step is not None or (budget and budget.expired)
+                      or (interruption and interruption.signum))
+            if interruption:  # a signal between two `fit` calls
+                interruption.stop_if_pending()
     try:
         _check_finite(model, store, guard, training)
     except KseqError:
@@ -510,21 +530,28 @@ def _report_start(run, start, step, position, target, corpus):
         print(f"starting at {where}", flush=True)
 
 
-def _fit_from(model, stream, position, target, steps_per_epoch, callbacks, verbose, stopped):
+def _report_setup(model, steps_per_epoch, training, replicas):
+    print(f"model: {model.count_params():,} parameters, {steps_per_epoch:,} steps an epoch, "
+          f"{training.get('precision', 'float32')}, strategy {training.get('strategy', 'auto')} "
+          f"({replicas} replica{'s' if replicas > 1 else ''})", flush=True)
+
+
+def _fit_from(model, stream, position, target, steps_per_epoch, callbacks, stopped):
     """Trains from `(epoch, batch)` to the end of epoch `target - 1`.
 
     An interrupted epoch is finished by its own `fit` call (its remaining
-    batches), so Keras's epoch boundaries stay those of the data.
+    batches), so Keras's epoch boundaries stay those of the data. Keras's own bar
+    is off: `kseq.training.progress.Progress` reports.
     """
     epoch, batch = position
     if epoch >= target:
         return
     if batch:
         model.fit(stream(epoch, epoch + 1, batch), initial_epoch=epoch, epochs=epoch + 1,
-                  steps_per_epoch=steps_per_epoch - batch, callbacks=callbacks, verbose=verbose,
+                  steps_per_epoch=steps_per_epoch - batch, callbacks=callbacks, verbose=0,
                   shuffle=False)
         epoch += 1
         if stopped() or epoch >= target:
             return
     model.fit(stream(epoch, target, 0), initial_epoch=epoch, epochs=target,
-              steps_per_epoch=steps_per_epoch, callbacks=callbacks, verbose=verbose, shuffle=False)
+              steps_per_epoch=steps_per_epoch, callbacks=callbacks, verbose=0, shuffle=False)
