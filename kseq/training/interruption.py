@@ -9,9 +9,9 @@ there through the run's `Checkpointing` and raises `TrainingInterrupted`,
 which ends `fit` before its epoch-end callbacks (no validation of a partial
 epoch). At an epoch's last batch it waits for the epoch's end instead: the
 callbacks listed before it (validation, `history.csv`) see the complete epoch,
-which a resume would not train again. A second signal exits at once (`os._exit`): the checkpoints are
-written under temporary names and moved into place, so one cut short leaves
-the previous one intact.
+which a resume would not train again. A second signal exits at once
+(`os._exit`): the checkpoints are written under temporary names and moved into
+place, so one cut short leaves the previous one intact.
 
 Example:
 >>> import keras, numpy as np, os, signal, tempfile
