@@ -7,7 +7,8 @@ vocabulary and tokenisation included), then again into a new output folder with
 the same `$KSEQ_HOME` (a second run of the same data), and records:
 
 - `first_step_s`: from the command's start to the first finished training step
-  (Keras's progress line `1/N`), and `starting_s` (the "starting at step" line);
+  (the run checkpoints every step: the first `backup/step-*.json` appearing), and
+  `starting_s` (the "starting at step" line);
 - `peak_rss_mb`: the child's peak resident memory (`ru_maxrss`);
 - `pipeline_ratio`: real tokens per second of the input pipeline alone (reading
   the token shards to padded batches) over those of training steps on the same
@@ -24,48 +25,57 @@ Example (a shell; an hour or more at 10M pairs):
 
 import json
 import os
-import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402  benchmarks/harness.py, before TensorFlow
 
-# Keras's progress line after the first step ("1/5529 ━━..."), not its "Epoch 1/100" header.
-FIRST_STEP = re.compile(rb"(?<!Epoch )\b1/\d+\b")
 
 
 def timed_training(recipe, data, output, home, minutes):
     """Runs `kseq train` once; returns its timings, peak RSS and exit code."""
     env = dict(os.environ, KSEQ_HOME=home, PYTHONUNBUFFERED="1")  # the harness quiets TF
     command = [sys.executable, "-m", "kseq.cli", "train", recipe, "--data", data,
-               "--output", output, "--minutes", str(minutes)]
+               "--output", output, "--minutes", str(minutes), "--save-every", "1"]
     started = time.monotonic()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    seen, starting, first_step, tail = b"", None, None, []
+    first_step = []
+    watcher = threading.Thread(target=_first_checkpoint, daemon=True,
+                               args=(os.path.join(output, "backup"), child, started, first_step))
+    watcher.start()
+    seen, starting, tail = b"", None, []
     while True:
         chunk = child.stdout.read1(65536)
         if not chunk:
             break
         seen = (seen + chunk)[-4096:]
-        now = time.monotonic() - started
         if starting is None and b"starting at step" in seen:
-            starting = now
-        if starting is not None and first_step is None and \
-                FIRST_STEP.search(seen.split(b"starting at step")[-1]):
-            first_step = now
+            starting = time.monotonic() - started
         tail = (tail + [chunk])[-8:]
     code = child.wait()
+    watcher.join()
+    first_step = first_step[0] if first_step else None
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"exit_code": code, "starting_s": _round(starting), "first_step_s": _round(first_step),
             "total_s": round(time.monotonic() - started, 1),
             "peak_rss_mb_children_so_far": round(usage.ru_maxrss / 1024),
             "output_tail": b"".join(tail).decode("utf-8", "replace")[-600:]}
+
+
+def _first_checkpoint(folder, child, started, found):
+    """Appends to `found` the time the first checkpoint appears in `folder`."""
+    while child.poll() is None:
+        if os.path.isdir(folder) and any(name.endswith(".json") for name in os.listdir(folder)):
+            found.append(time.monotonic() - started)
+            return
+        time.sleep(0.05)
 
 
 def _round(value):
