@@ -17,6 +17,7 @@ kseq.errors.KseqError: `beam_size` must be an integer >= 1. Received: beam_size=
 
 import math
 import numbers
+import os
 
 from kseq.errors import KseqError
 
@@ -60,6 +61,26 @@ def check_float(name, value, minimum=None, maximum=None, exclusive_minimum=False
     if maximum is not None and value > maximum:
         _fail(name, expected, value)
     return value
+
+
+def seconds_from_environment(name, default):
+    """The environment variable `name` as a positive number of seconds, or `default` when it
+    is not set.
+
+    >>> seconds_from_environment("KSEQ_NO_SUCH_TIMEOUT_S", 120)
+    120
+    """
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        seconds = float(text)
+        if not seconds > 0 or not math.isfinite(seconds):
+            raise ValueError
+    except ValueError:
+        raise KseqError(f"{name} must be a positive number of seconds. "
+                        f"Received: {name}={text!r}") from None
+    return seconds
 
 
 def check_choice(name, value, choices):

@@ -21,10 +21,14 @@ TENSORFLOW_LINE = (rb"^(?:[IWE]\d{4} [\d:.]+\s+\d+ \S+:\d+\] "
                    rb"|(?:INFO|WARNING):(?:tensorflow|absl):)")
 # The body lines of a multi-line absl entry, dropped only right after a dropped line: the
 # coordination service's report of a lost worker (`/job:worker/replica:0/task:1`, "The tasks
-# have crashed. ...", "The error could be from a previous operation. ...").
+# have crashed. ...", "The error could be from a previous operation. ..."), and gRPC's
+# status of a peer that went away (`:UNKNOWN:Error received from peer  {grpc_status:14 ...}`,
+# after "Additional GRPC error information ...") with the op it failed in (`[[{{node ...}}]]`).
 CONTINUATION_LINE = (rb"^(?:/job:\w+/replica:\d+/task:\d+\s*$"
                      rb"|The tasks have crashed\. |The error could be from a previous operation\. "
-                     rb"|Additional GRPC error information from remote target )")
+                     rb"|Additional GRPC error information from remote target "
+                     rb"|:\w+:Error received from peer "
+                     rb"|\s*\[\[\{\{node [^}]*\}\}\]\])")
 # The filter runs in a child process of its own (`python -I -S`: ~30 ms), so that a process
 # that dies (a fatal TensorFlow error, a kill) still gets its last lines written out.
 _FILTER = r"""

@@ -36,7 +36,9 @@ import os
 import shutil
 import tempfile
 
+from kseq.arguments import seconds_from_environment
 from kseq.errors import KseqError, one_line
+from kseq.training.cluster_start import wait_for_peers
 
 STRATEGIES = ("auto", "one-device", "mirrored", "multi-worker")
 # Seconds a collective waits for a peer before failing the step (a dead worker);
@@ -116,6 +118,8 @@ def _new_strategy(strategy):
     import tensorflow as tf  # here: the CLI checks names without loading TensorFlow
 
     if strategy == "multi-worker":  # first: listing devices would start the runtime
+        # TensorFlow's start has no bound: a taken port or a missing peer is named here first.
+        wait_for_peers(read_tf_config(os.environ.get("TF_CONFIG", "")))
         options = tf.distribute.experimental.CommunicationOptions(
             timeout_seconds=collective_timeout_s())
         return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
@@ -142,17 +146,7 @@ def shard_by_data(dataset):
 
 def collective_timeout_s():
     """`KSEQ_COLLECTIVE_TIMEOUT_S` when set (a positive number), else `COLLECTIVE_TIMEOUT_S`."""
-    text = os.environ.get("KSEQ_COLLECTIVE_TIMEOUT_S")
-    if text is None:
-        return COLLECTIVE_TIMEOUT_S
-    try:
-        seconds = float(text)
-        if not seconds > 0:
-            raise ValueError
-    except ValueError:
-        raise KseqError(f"KSEQ_COLLECTIVE_TIMEOUT_S must be a positive number of seconds. "
-                        f"Received: KSEQ_COLLECTIVE_TIMEOUT_S={text!r}") from None
-    return seconds
+    return seconds_from_environment("KSEQ_COLLECTIVE_TIMEOUT_S", COLLECTIVE_TIMEOUT_S)
 
 
 @contextlib.contextmanager
