@@ -28,7 +28,9 @@ and at the end `model.keras`.
   checkpoint falls back to the previous one; a full disk stops the run with
   one line and keeps the last checkpoint.
 - **A non-finite loss stops the run** at the first bad step with a
-  `KseqError`; no model is saved, and the last finite checkpoint stays.
+  `KseqError`; no model is saved, and the last finite checkpoint stays. A run
+  left without a checkpoint of its own leaves the folder's records (recipe,
+  history, curves) as they were before it.
 - **Continuing a finished run**: training into a folder holding `model.keras`
   continues from it (weights, optimizer state, step counter), finishing an
   epoch a time budget interrupted and then `epochs` more.
