@@ -17,6 +17,7 @@ from kseq import ctranslate2
 from kseq.errors import KseqError
 from kseq.models import ARCHITECTURES  # noqa: F401 (a translator's architectures)
 from kseq.models import Captioner, SequenceClassifier, SequenceTagger, Translator
+from kseq.models.recipe_values import check_model_section, check_sections
 from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa: F401
                                  build_data, load_recipe, make_tokenizer, merge)
 from kseq.presets.catalog import canonical_name, is_preset, load_preset_model, presets
@@ -92,13 +93,11 @@ def _model(task, old_names, model_options, preset, recipe, load_weights, **input
                             f"to build {canonical_name(preset)!r} anew from {', '.join(given)}, "
                             f"pass load_weights=False. Received: {', '.join(given)}")
         return load_preset_model(preset)
-    # Here, not at the top: kseq.training imports this module.
-    from kseq.training.recipe_checks import check_recipe, check_sections
-
     if recipe is not None:
         check_sections(recipe, "recipe")
     spec = task.merged_recipe(base, recipe, {"model": model_options})
-    check_recipe(spec)  # max_source_length=0 built a model that translated everything to ''
+    check_sections(spec)
+    check_model_section(spec.get("model", {}))  # max_source_length=0 translated all to ''
     try:
         return task.from_recipe(spec, **inputs)
     except KseqError:

@@ -18,7 +18,8 @@ import kseq
 PACKAGE = pathlib.Path(kseq.__file__).parent
 # Top-level modules not named by the order: helpers every room may use sit at the
 # bottom; the training run's own pieces sit with `training`.
-RANKS = {"text": 0, "data.pipeline": 0, "data.sources": 0, "data.datasets": 0, "data": 0,
+RANKS = {"text": 0, "data.pipeline": 0, "data.sources": 0, "data.datasets": 0, "data.corpus": 0,
+         "data": 0,
          "decoding": 0, "metrics": 0, "export": 0, "version": 0, "errors": 0, "arguments": 0,
          "atomic_files": 0,
          "layers": 1, "presets": 1, "ctranslate2": 1,
@@ -29,7 +30,7 @@ def _room(module):
     """`kseq.models.task` -> "models"; the package itself (`kseq`) -> None."""
     parts = [part for part in module.split(".") if part != "__init__"]
     if len(parts) > 2 and parts[:2] == ["kseq", "data"]:
-        return f"data.{parts[2]}"  # data's rooms: pipeline, sources, datasets
+        return f"data.{parts[2]}"  # data's rooms: pipeline, sources, datasets, corpus
     return parts[1] if len(parts) > 1 and parts[0] == "kseq" else None
 
 
@@ -80,7 +81,7 @@ def test_the_export_knows_nothing_about_text_models_or_layers():
 # which imports another.
 MODEL_RANKS = {"part": 0, "part_catalog": 0, "preprocessors": 0, "schedules": 0, "fused_adam": 0,
                "real_rows_train_step": 0, "recipes": 0, "evaluation_result": 0,
-               "renamed_arguments": 0,
+               "renamed_arguments": 0, "recipe_values": 0, "label_spellings": 0,
                "encoders": 1, "decoders": 1,
                "task": 2, "generative_task": 2, "encoder_decoder_task": 2,
                "translator": 3, "captioner": 3, "classifier": 3, "tagger": 3}

@@ -20,16 +20,9 @@ from kseq.arguments import check_float, check_int
 from kseq.errors import KseqError
 from kseq.training.distribution import check_strategy
 from kseq.training.precision import check_precision
+from kseq.models.recipe_values import (MAX_LENGTH, check_model_section,  # noqa: F401
+                                       check_sections)
 
-# Model hyper-parameters that count something: all must be integers >= 1.
-_MODEL_COUNTS = ("num_layers", "num_heads", "hidden_dim", "intermediate_dim", "units",
-                 "embedding_dim", "num_encoder_layers", "num_decoder_layers", "kernel_size")
-# Lengths in tokens size position tables and padded batches: 2e9 passed the count check and
-# ended in an out-of-memory error at the first step.
-_MODEL_LENGTHS = ("max_source_length", "max_target_length", "max_length")
-MAX_LENGTH = 65536
-_MODEL_RATES = ("dropout", "embedding_dropout", "activation_dropout")
-_MAY_BE_NULL = ("embedding_dropout", "activation_dropout")  # null: the `dropout` rate
 _TRAINING_COUNTS = ("epochs", "batch_size", "token_budget", "warmup_steps", "bleu_subset",
                     "validation_subset", "seed", "vocabulary_sample", "shuffle_window")
 # bleu_subset / validation_subset 0: no validation score each epoch (faster epochs)
@@ -42,39 +35,10 @@ def check_recipe(recipe):
     if "data" in recipe and not isinstance(recipe["data"].get("builder"), str):
         raise KseqError("`data.builder` must name a data builder (e.g. \"numbers\"). "
                         f"Received: data={recipe['data']!r}")
-    _check_model(recipe.get("model", {}))
+    check_model_section(recipe.get("model", {}))
     _check_training(recipe.get("training", {}))
     max_size = recipe.get("tokenizer", {}).get("max_size")
     check_int("tokenizer.max_size", max_size, minimum=5, allow_none=True)
-
-
-def check_sections(recipe, what="A recipe"):
-    """`recipe` (a recipe, or overrides before they are merged into one) must be a dict
-    whose `model`, `training`, `tokenizer` and `data` sections are dicts.
-
-    Overrides are checked before the merge: a task's merge reads their sections
-    (`--set model=3` ended in a TypeError inside `Translator.merged_recipe`).
-    """
-    if not isinstance(recipe, dict):
-        raise KseqError(f"{what} must be a JSON object. Received: {type(recipe).__name__} "
-                        f"{str(recipe)[:80]}")
-    for section in ("model", "training", "tokenizer", "data"):
-        if not isinstance(recipe.get(section, {}), dict):
-            raise KseqError(f"`{section}` must be a JSON object of settings (e.g. --set "
-                            f"{section}.KEY=VALUE). Received: {section}={recipe[section]!r}")
-
-
-def _check_model(model):
-    for key in _MODEL_COUNTS:
-        if key in model:
-            check_int(f"model.{key}", model[key])
-    for key in _MODEL_LENGTHS:
-        if key in model:
-            check_int(f"model.{key}", model[key], maximum=MAX_LENGTH)
-    for key in _MODEL_RATES:
-        if key in model:
-            check_float(f"model.{key}", model[key], minimum=0.0, maximum=0.99,
-                        allow_none=key in _MAY_BE_NULL)
 
 
 def _check_training(training):

@@ -201,7 +201,7 @@ class RunFolder:
                 f"This run folder was trained on {describe_source(recorded)}; resume with the "
                 f"same data or train into a new --output. Received: {describe_source(given)}")
         if given["kind"] == "file" and given is recorded:
-            from kseq.training.training_data import fingerprint
+            from kseq.data.corpus.corpus_files import fingerprint
 
             gone = [path for path in given["files"] if not os.path.isfile(path)]
             if gone:

@@ -23,11 +23,13 @@ One path for every size and every source:
 Validation and returned splits hold at most `HELD_OUT_ROWS` rows each in memory.
 """
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 
-from kseq.data.corpus.corpus_files import corpus_files, describe_files
+from kseq.data.corpus.corpus_files import corpus_files, describe_files, fingerprint
 from kseq.data.corpus.corpus_preparation import (SAMPLE_SIZE, CorpusRow, is_prepared,
                                                   prepare_corpus)
 from kseq.data.corpus.held_out_split import SHARES, split_of
@@ -49,17 +51,7 @@ COLUMN_NAMES = {"text", "label", "labels", "source", "target", "input", "output"
                 "sentiment", "translation", "question", "answer", "path", "file", "filename",
                 "en", "fr", "de", "es"}
 CHECKED_ROWS = 10_000  # rows a task checks at a time
-CORPUS_FORMAT = "kseq-corpus-1"
-
-
-def fingerprint(files):
-    """SHA-256 of the files' contents in order (one file: its own SHA-256)."""
-    from kseq.atomic_files import file_sha256
-
-    digests = [file_sha256(path) for path in files]
-    if len(digests) == 1:
-        return digests[0]
-    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
+CORPUS_FORMAT = "kseq-corpus-2"  # 2: warnings kept in the manifest
 
 
 def file_source(spec, columns=None):
@@ -104,9 +96,14 @@ def prepared_corpus(recipe, source, report=None):
         rows = _file_rows(source, recipe, task, images, skipped)
     folder = os.path.join(kseq_home(), "corpora", key)
     if not is_prepared(folder):
-        prepare_corpus(rows, folder, sample_size=sample, seed=seed, inputs=inputs,
-                       labels=labels, report=report, extra={"skipped": skipped,
-                                                           "key": key})
+        warnings = []
+        with _kept_warnings(warnings):
+            prepare_corpus(rows, folder, sample_size=sample, seed=seed, inputs=inputs,
+                           labels=labels, report=report,
+                           extra={"skipped": skipped, "key": key, "warnings": warnings})
+    else:  # what the preparation said about the data, said again
+        for line in PreparedCorpus(folder).manifest.get("warnings", []):
+            logging.getLogger("kseq").warning("%s", line)
     corpus = PreparedCorpus(folder)
     corpus.builder_splits = splits if source["kind"] == "builder" else None
     corpus.description = describe_files(source["files"]) if source["kind"] == "file" else \
@@ -115,6 +112,23 @@ def prepared_corpus(recipe, source, report=None):
         raise KseqError(f"No usable rows (an input and a target each) in the data. "
                         f"Received: {corpus.description}")
     return corpus
+
+
+@contextlib.contextmanager
+def _kept_warnings(lines):
+    """Appends the kseq warnings logged inside the block to `lines` (a prepared corpus
+    repeats them to every later run that reads it)."""
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    handler = Keep(logging.WARNING)
+    logger = logging.getLogger("kseq")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def _key(facts):
@@ -163,8 +177,6 @@ def _file_rows(source, recipe, task, images, totals):
         for kind, count in skipped.items():
             totals[kind] = totals.get(kind, 0) + count
         if any(skipped.values()):
-            import logging
-
             hint = " (a file of more than two columns needs a header row and --columns " \
                    "INPUT,TARGET)" if skipped["ragged"] else ""
             logging.getLogger("kseq").warning(

@@ -12,6 +12,7 @@ Example:
 """
 
 import glob
+import hashlib
 import os
 
 from kseq.errors import KseqError
@@ -68,3 +69,13 @@ def describe_files(files):
     if len(files) == 1:
         return files[0]
     return f"{files[0]} and {len(files) - 1} more file(s)"
+
+
+def fingerprint(files):
+    """SHA-256 of the files' contents in order (one file: its own SHA-256)."""
+    from kseq.atomic_files import file_sha256
+
+    digests = [file_sha256(path) for path in files]
+    if len(digests) == 1:
+        return digests[0]
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()

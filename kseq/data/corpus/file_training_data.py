@@ -27,7 +27,7 @@ import os
 
 import tensorflow as tf
 
-from kseq.data.corpus.corpus_files import corpus_files
+from kseq.data.corpus.corpus_files import corpus_files, fingerprint
 from kseq.data.corpus.corpus_preparation import CorpusRow, is_prepared, prepare_corpus
 from kseq.data.corpus.prepared_corpus import PreparedCorpus
 from kseq.data.corpus.token_store import CHUNK, CHUNK_WINDOW, MIXED_CHUNKS, WINDOW, TokenStore
@@ -43,8 +43,6 @@ def file_training_dataset(preprocessor, spec, boundaries, batch_size=None, token
                           shuffle_window=WINDOW):
     """Bucketed, padded, prefetched batches of every row of the files `spec` names (a
     file, a glob, a folder or a list), with their number of batches when not `repeat`."""
-    from kseq.training.training_data import fingerprint
-
     files = corpus_files(spec)
     images = getattr(preprocessor, "input_kind", "text") == "images"
     key = _key({"sha256": fingerprint(files), "columns": columns, "all": "train",

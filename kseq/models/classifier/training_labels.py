@@ -22,6 +22,7 @@ import collections
 import logging
 
 from kseq.errors import KseqError
+from kseq.models.label_spellings import warn_case_variants  # noqa: F401  (its old home)
 
 logger = logging.getLogger("kseq")
 SHOWN = 5  # single-use labels named in the warning
@@ -58,23 +59,3 @@ def check_label_rows(labels, rows, path):
         logger.warning("%s: %d label(s) occur on one line only, a typo or a class too rare "
                        "to learn: %s%s", path, len(once), shown,
                        " ..." if len(once) > SHOWN else "")
-
-
-_warned = set()  # (path, variants) already named: a file is checked in chunks of rows
-
-
-def warn_case_variants(labels, path, kind="label"):
-    """Warns once per file about labels that differ only in case (`POS` beside `pos`):
-    each would become a class of its own, which is rarely what a file means."""
-    spellings = collections.defaultdict(set)
-    for label in labels:
-        spellings[label.casefold()].add(label)
-    variants = [sorted(names) for names in spellings.values() if len(names) > 1]
-    for names in variants:
-        if (path, tuple(names)) in _warned:
-            continue
-        _warned.add((path, tuple(names)))
-        logger.warning("%s: %ss %s differ only in case and become separate classes; write "
-                       "them alike if they mean one class, or list both in the recipe's "
-                       "model.%s_names", path, kind, " and ".join(map(repr, names)),
-                       "tag" if kind == "tag" else "label")

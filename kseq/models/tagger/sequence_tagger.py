@@ -12,8 +12,8 @@ from keras import ops
 
 from kseq.arguments import check_float, check_int
 from kseq.errors import KseqError
-from kseq.models.classifier.training_labels import warn_case_variants
 from kseq.models.evaluation_result import EvaluationResult
+from kseq.models.label_spellings import warn_case_variants
 from kseq.models.part import check_room
 from kseq.models.recipes import build_data, make_tokenizer
 from kseq.models.tagger.tagger_preprocessor import join_words
