@@ -76,6 +76,12 @@ PYTHON_SAMPLES = {
          " for k, v in kseq.data.sms_spam().items()}"),
         ("boundaries=[16, 32, 64, 96]", "boundaries=[96]"),
         ("epochs=6", "epochs=1")],
+    # docs/training.md
+    'training_dataset("numbers-*.tsv.gz"': [
+        ('train_size=20000', 'train_size=64, valid_size=4, test_size=4'),
+        ('kseq.zoo.translator("rnn", train_data=pairs[:5000])',
+         'kseq.zoo.translator("rnn", train_data=pairs, units=8)'),
+        ("epochs=3", "epochs=1")],
     # docs/serving.md
     "prediction_service_pb2_grpc": [],
 }
@@ -308,6 +314,14 @@ def test_tagger_sample_runs(workdir):
     words, tags = namespace["model"].tag([["Ali", "eve", "gitti", "."]])[0]
     assert len(words) == len(tags) == 4
     assert os.path.isfile(workdir / "export" / "pos" / "1" / "saved_model.pb")
+
+
+def test_fit_on_files_sample_runs(workdir, monkeypatch):
+    monkeypatch.setenv("KSEQ_HOME", str(workdir / "home"))
+    namespace = {}
+    exec(sample('training_dataset("numbers-*.tsv.gz"'), namespace)
+    assert int(namespace["batches"].cardinality()) > 0
+    assert int(namespace["model"].optimizer.iterations.numpy()) == int(namespace["batches"].cardinality())
 
 
 def test_trained_presets_sample_runs(numbers_preset_loaded_once):

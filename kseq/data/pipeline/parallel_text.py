@@ -50,8 +50,8 @@ def _open(path):
     try:
         handle = open(path, "rb")
         if handle.read(2) == GZIP_MAGIC:
-            handle.seek(0)
-            return gzip.GzipFile(fileobj=handle, mode="rb")
+            handle.close()  # a GzipFile given a file object would not close it
+            return gzip.open(path, "rb")
         handle.seek(0)
         return handle
     except OSError as error:
