@@ -32,6 +32,7 @@ _MAY_BE_ZERO = ("seed", "bleu_subset", "validation_subset")
 def check_recipe(recipe):
     """Raises `KseqError` for the first bad value; returns None when all are fine."""
     check_sections(recipe)
+    _check_known(recipe, RECIPE_KEYS, "")
     if "data" in recipe and not isinstance(recipe["data"].get("builder"), str):
         raise KseqError("`data.builder` must name a data builder (e.g. \"numbers\"). "
                         f"Received: data={recipe['data']!r}")
@@ -41,7 +42,30 @@ def check_recipe(recipe):
     check_int("tokenizer.max_size", max_size, minimum=5, allow_none=True)
 
 
+# Every key a recipe's training section may hold (`kseq.training.run`, the tasks' compile
+# and validation settings): another is a typo, refused with the close names.
+TRAINING_KEYS = ("epochs", "batch_size", "token_budget", "boundaries", "peak_learning_rate",
+                 "warmup_steps", "clipnorm", "label_smoothing", "jit_compile", "precision",
+                 "strategy", "seed", "bleu_subset", "validation_subset", "class_weight",
+                 "vocabulary_sample", "shuffle_window")
+RECIPE_KEYS = ("task", "description", "domain", "sources", "data", "tokenizer", "model",
+               "training", "weights")
+
+
+def _check_known(keys, known, where):
+    import difflib
+
+    for key in keys:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else \
+                f"; known keys: {', '.join(known)}"
+            raise KseqError(f"Unknown recipe key `{where}{key}`{hint} Received: "
+                            f"{where}{key}")
+
+
 def _check_training(training):
+    _check_known(training, TRAINING_KEYS, "training.")
     for key in _TRAINING_COUNTS:
         if key in training:
             check_int(f"training.{key}", training[key], minimum=0 if key in _MAY_BE_ZERO else 1,

@@ -126,3 +126,17 @@ def test_a_folder_without_a_model_takes_a_corrected_file_and_a_changed_one_is_na
     (tmp_path / "run" / "model.keras").write_bytes(b"a model now")
     with pytest.raises(KseqError, match=r"has changed since \(SHA-256 "):
         run.resolve_data_source(str(data), {})
+
+
+@pytest.mark.parametrize("recipe, message", [
+    ({"training": {"epoch": 1}}, "Unknown recipe key `training.epoch`; did you mean 'epochs'?"),
+    ({"training": {"init_from": "x.keras"}}, "Unknown recipe key `training.init_from`"),
+    ({"trainig": {}}, "Unknown recipe key `trainig`; did you mean 'training'?"),
+])
+def test_unknown_recipe_keys_are_refused_with_close_names(recipe, message):
+    from kseq.errors import KseqError
+    from kseq.training.recipe_checks import check_recipe
+
+    with pytest.raises(KseqError) as error:
+        check_recipe(recipe)
+    assert message in str(error.value)
