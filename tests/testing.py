@@ -523,3 +523,16 @@ def load_presets_once(monkeypatch, cache, folders=()):
         return real(model_dir)
 
     monkeypatch.setattr(kseq.training, "load_trained", load_trained)
+
+
+def free_ports(count):
+    """`count` localhost ports free a moment ago (for TF_CONFIG clusters in tests)."""
+    import socket
+
+    sockets = [socket.socket() for _ in range(count)]
+    for one in sockets:
+        one.bind(("127.0.0.1", 0))
+    ports = [one.getsockname()[1] for one in sockets]
+    for one in sockets:
+        one.close()
+    return ports

@@ -21,19 +21,10 @@ import pytest
 
 from fresh_process import ENV
 from kseq.cli import main
+from testing import free_ports
 
 PEER_TIMEOUT_S = 0.5
 LIMIT_S = 60  # a command still running then hangs (the old behaviour)
-
-
-def _free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for one in sockets:
-        one.bind(("127.0.0.1", 0))
-    ports = [one.getsockname()[1] for one in sockets]
-    for one in sockets:
-        one.close()
-    return ports
 
 
 def _config(workers, index):
@@ -46,7 +37,7 @@ def _command(output):
 
 @pytest.mark.slow  # a child process: TensorFlow's start-up
 def test_a_lone_worker_waits_a_bounded_time_and_says_for_whom(tmp_path):
-    workers = [f"127.0.0.1:{port}" for port in _free_ports(2)]
+    workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     env = {**ENV, "KSEQ_PEER_TIMEOUT_S": str(PEER_TIMEOUT_S), "TF_CONFIG": _config(workers, 0)}
     child = subprocess.Popen([sys.executable, "-m", "kseq.cli", *_command(tmp_path / "out")],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -71,7 +62,7 @@ def test_a_taken_port_is_one_line_naming_the_address(tmp_path, capsys, monkeypat
     with socket.socket() as taken:  # held by "another program" while the worker starts
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
-        workers = [f"127.0.0.1:{_free_ports(1)[0]}", f"127.0.0.1:{taken.getsockname()[1]}"]
+        workers = [f"127.0.0.1:{free_ports(1)[0]}", f"127.0.0.1:{taken.getsockname()[1]}"]
         monkeypatch.setenv("TF_CONFIG", _config(workers, 1))
         started = time.monotonic()
         # In a thread: a start that waits for its peers (TensorFlow's) fails the test.
