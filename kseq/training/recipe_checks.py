@@ -38,6 +38,10 @@ def check_recipe(recipe):
                         f"Received: data={recipe['data']!r}")
     check_model_section(recipe.get("model", {}))
     _check_training(recipe.get("training", {}))
+    if "fine_tuning" in recipe:  # `kseq.training.fine_tuning`: what a run from a model uses
+        from kseq.training.fine_tuning import check_fine_tuning
+
+        check_fine_tuning(recipe["fine_tuning"])
     max_size = recipe.get("tokenizer", {}).get("max_size")
     check_int("tokenizer.max_size", max_size, minimum=5, allow_none=True)
 
@@ -49,7 +53,7 @@ TRAINING_KEYS = ("epochs", "batch_size", "token_budget", "boundaries", "peak_lea
                  "strategy", "seed", "bleu_subset", "validation_subset", "class_weight",
                  "vocabulary_sample", "shuffle_window")
 RECIPE_KEYS = ("task", "description", "domain", "sources", "data", "tokenizer", "model",
-               "training", "weights")
+               "training", "weights", "fine_tuning")
 
 
 def _check_known(keys, known, where):

@@ -77,6 +77,7 @@ from kseq.training.callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudg
 from kseq.training.checkpoints import (CheckpointStore, compiled_from_recipe,
                                        ensure_optimizer_built, estimated_file_bytes)
 from kseq.training.curves import TrainingCurves
+from kseq.training import fine_tuning
 from kseq.training.interruption import Interruption
 from kseq.training.progress import Progress
 from kseq.training.training_data import (TrainingData, file_source, held_out_warning,
@@ -172,30 +173,42 @@ class _Start:
 
     def __init__(self, model, checkpoint=None, continued=False):
         self.model, self.checkpoint, self.continued = model, checkpoint, continued
+        self.notes = []  # what a fine-tuning start changed (a new head)
 
 
-def _start(run, recipe, corpus, store):
-    """A new model, the newest checkpoint that loads, or the finished `model.keras`.
+def _start(run, recipe, corpus, store, source=None):
+    """A new model (or `source`'s, fine-tuned), the newest checkpoint that loads, or the
+    finished `model.keras`; with the recipe's `fine_tuning.freeze` applied before its
+    optimizer is built.
 
     Call it under the run's strategy scope and `precision_scope`.
     """
     training = recipe.get("training", {})
     precision = training.get("precision", "float32")
+    part = (recipe.get("fine_tuning") or {}).get("freeze")
     if store.steps() and _has_model(run):
         _check_checkpoint_precision(store, precision)
         if os.path.isfile(run.file("model_config.json")):
             model = _model_from_config(run, recipe, precision)
         else:
             model = _trained_at(run, precision, training)
+        fine_tuning.freeze(model, part)
         checkpoint = store.load_newest(model)
         if checkpoint is not None:
             return _Start(model, checkpoint=checkpoint)
     if os.path.isfile(run.model_path):  # compiled with the recipe: its changes apply
         model = _trained_at(run, precision, training)
+        fine_tuning.freeze(model, part)
         return _Start(model, continued=True)
     if store.steps():
         raise KseqError(f"No usable checkpoint in {store.folder} (see above) and no model.keras; "
                         f"train into a new --output. Received: {run.path}")
+    if source is not None:  # fine-tuning: the source's weights, a fresh optimizer
+        model, notes = fine_tuning.start_model(source, recipe, corpus, precision)
+        fine_tuning.freeze(model, part)
+        start = _Start(model.compile_from_recipe(training))
+        start.notes = notes
+        return start
     try:
         return _Start(_new_model(recipe, corpus))
     except TypeError as error:  # an unknown or misspelt model option
@@ -323,9 +336,26 @@ def _target_epochs(start, epochs, recipe_epochs, position):
     return epochs or recipe_epochs
 
 
-def _save_final(model, run, store, training):
-    """Writes `model.keras` (float32) and then clears the checkpoints; returns what was saved."""
+def _finish_fine_tuning(model, recipe, best, source):
+    """The best epoch's weights (`keep_best`), averaged with the source's (`keep_original`,
+    when this run started from it), every layer trainable again."""
+    line = best.restore(model) if best else None
+    if line:
+        print(f"fine-tuning: {line}", flush=True)
+    keep = recipe["fine_tuning"].get("keep_original", 0.0)
+    if keep and source is not None and source.weights is not None:
+        fine_tuning.blend_with_source(model, source, keep)
+        print(f"fine-tuning: weights averaged with the source's ({keep:g} source)", flush=True)
+    for layer in model.layers:
+        layer.trainable = True
+
+
+def _save_final(model, run, store, training, without_optimizer=False):
+    """Writes `model.keras` (float32; `without_optimizer`: its weights only, as a fine-tuned
+    model) and then clears the checkpoints; returns what was saved."""
     model = rebuilt_at_precision(model, "float32", training)
+    if without_optimizer:
+        model = _uncompiled_copy(model)
     try:
         with atomic_path(run.model_path) as scratch:
             reserve_space(scratch, estimated_file_bytes(model))
@@ -338,9 +368,20 @@ def _save_final(model, run, store, training):
     return model
 
 
+def _uncompiled_copy(model):
+    """`model` without its optimizer (what `save` would write of it: weights only)."""
+    config = keras.saving.serialize_keras_object(model)
+    config.pop("compile_config", None)  # else the copy is compiled, and saves an optimizer
+    copy = keras.saving.deserialize_keras_object(config)
+    copy.set_weights(model.get_weights())
+    if hasattr(model, "recipe"):
+        copy.recipe = model.recipe
+    return copy
+
+
 def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
           save_every_steps=50, overrides=None, verbose=1, extra_callbacks=(), strategy=None,
-          precision=None, jit_compile=None, columns=None, valid_path=None):
+          precision=None, jit_compile=None, columns=None, valid_path=None, init_from=None):
     """Trains (or resumes) into `output_dir`; returns `(model, splits, validation_history)`.
 
     Any registered task trains this way (`kseq.zoo.register_task`; the recipe's
@@ -349,7 +390,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     generative tasks; its per-epoch entries are the history returned).
 
     Args:
-        recipe_name: a preset name or a recipe JSON file.
+        recipe_name: a preset name or a recipe JSON file; with `init_from`, None (the
+            source's recipe) or a recipe of the source's task and shape.
         output_dir: the run folder; resumes or continues when it holds a run.
         data_path: data files instead of the recipe's data: a file, a glob pattern, a
             folder or a list of those; `input<TAB>target` lines, or `.csv` files with a
@@ -375,6 +417,9 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
             columns are refused.
         valid_path: validation files (a file, glob, folder or list) for `data_path`:
             its examples are then all training or test (2%), none held out for validation.
+        init_from: fine-tune: a preset that ships weights, a run folder or a `.keras`
+            file to start from (`kseq.training.fine_tuning`; the recipe's `fine_tuning`
+            section and `overrides["fine_tuning"]` set `freeze` and `keep_original`).
 
     Raises:
         KseqError: for a bad argument or recipe value, a write that failed, or
@@ -388,7 +433,11 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
                           allow_none=True)
     save_every_steps = check_int("save_every_steps", save_every_steps)
     columns = None if columns is None else check_columns(columns)
-    recipe = zoo.load_recipe(recipe_name)
+    source = fine_tuning.load_source(init_from) if init_from is not None else None
+    recipe = zoo.load_recipe(recipe_name) if recipe_name is not None or source is None \
+        else source.recipe
+    if source is not None and recipe_name is not None:
+        fine_tuning.check_recipe_fits(source, recipe, recipe_name)
     task = zoo.TASKS.get(recipe.get("task", "translator"))  # how its keys replace each other
     options = {"training": {key: value for key, value in (
         ("strategy", strategy), ("precision", precision), ("jit_compile", jit_compile))
@@ -396,7 +445,8 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     merge = task.merged_recipe if task else zoo.merge
     if overrides is not None:  # a task's merge reads their sections
         check_sections(overrides, "overrides")
-    recipe = merge(recipe, overrides, options)
+    recipe = fine_tuning.fine_tuning_recipe(source, recipe, overrides, options) \
+        if source is not None else merge(recipe, overrides, options)
     check_recipe(recipe)
     training = recipe.get("training", {})
     tf_config = check_multi_worker_environment(training.get("strategy", "auto"))
@@ -410,12 +460,15 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
     with task_output_folder(output_dir, tf_config) as folder:
         return _train(recipe, training, distribution, folder, data_path, epochs, minutes,
                       save_every_steps, verbose, extra_callbacks, chief=folder == output_dir,
-                      columns=columns, valid_path=valid_path)
+                      columns=columns, valid_path=valid_path, origin=source)
 
 
 def _train(recipe, training, distribution, output_dir, data_path, epochs, minutes,
-           save_every_steps, verbose, extra_callbacks, chief, columns=None, valid_path=None):
+           save_every_steps, verbose, extra_callbacks, chief, columns=None, valid_path=None,
+           origin=None):
     run = RunFolder(output_dir)
+    if origin is not None:  # the first line: what it starts from, which settings apply
+        print(fine_tuning.settings_line(origin, recipe, epochs), flush=True)
     source = run.resolve_data_source(data_path, recipe, columns, valid_path)
     run.check_recipe_change(recipe)  # a trained model's parts cannot change; training can
     try:
@@ -441,7 +494,7 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         with lost_worker_as_error("multi-worker"):
             check_same_start(distribution, _start_point(run, store))
     with distribution.scope(), precision_scope(training.get("precision", "float32")):
-        start = _start(run, recipe, corpus, store)
+        start = _start(run, recipe, corpus, store, origin)
         model = start.model
         model.jit_compile = bool(training.get("jit_compile", False))  # a continued model too
         ensure_optimizer_built(model)
@@ -454,7 +507,14 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "
                         f"Received: {corpus.size('train')} training pairs")
     _check_lengths(data)
+    # the source's scores before training, for the closing report (a new run from it)
+    before = fine_tuning.scores_before(origin, data.held_out("valid")) \
+        if origin is not None and chief and start.checkpoint is None and not start.continued \
+        else None
     step = int(model.optimizer.iterations.numpy())
+    if start.continued and not step and "fine_tuning" in recipe:  # saved without optimizer
+        step = len(run.logged_rows()) * steps_per_epoch  # its epochs go on from the history
+        model.optimizer.iterations.assign(step)
     position = divmod(step, steps_per_epoch)
     target = _target_epochs(start, epochs, training.get("epochs", 10), position)
     batching = _batching(training, seed, steps_per_epoch)
@@ -472,6 +532,8 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         atomic_write_json(run.file("model_config.json"), config_at_precision(
             keras.saving.serialize_keras_object(model), "float32"))
     _report_start(run, start, step, position, target, corpus)
+    for note in start.notes:
+        print(f"fine-tuning: {note}", flush=True)
     _report_setup(model, steps_per_epoch, training, distribution.num_replicas_in_sync)
 
     guard = NonFiniteLossGuard()
@@ -486,6 +548,9 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     interruption = Interruption(checkpointing, guard, steps_per_epoch, target) \
         if training.get("strategy") != "multi-worker" else None
     callbacks = [guard, checkpointing] + ([validation] if validation else [])
+    best = fine_tuning.BestEpoch() if validation and (recipe.get("fine_tuning") or {}).get(
+        "keep_best") else None
+    callbacks += [best] if best else []
     callbacks += [progress] if progress else []
     callbacks += [TrainingCurves(run.file("curves.png"), run.logged_rows()),
                   keras.callbacks.CSVLogger(run.file("history.csv"), append=True)]
@@ -510,8 +575,14 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     except KseqError:
         _forget_discarded_run(run, records, store, step, steps_per_epoch)
         raise
+    if "fine_tuning" in recipe:
+        _finish_fine_tuning(model, recipe, best, origin)
     with distribution.scope():
-        model = _save_final(model, run, store, training)
+        model = _save_final(model, run, store, training, "fine_tuning" in recipe)
+    if before is not None:
+        line = fine_tuning.forgetting_line(origin, model, data.held_out("valid"), before)
+        if line:
+            print(line, flush=True)
     splits = corpus.builder_splits if corpus.builder_splits is not None else \
         {split: data.held_out(split) for split in ("valid", "test")}
     return model, splits, validation.history if validation else []
