@@ -4,6 +4,7 @@
 from kseq.data.pipeline import (ParallelTextError, bucket_batch_sizes,  # noqa: F401
                                 bucket_by_length, filter_by_length, pairs_to_dataset,
                                 read_table_rows, read_tsv)
+from kseq.data.datasets.debian_descriptions import debian_descriptions  # noqa: F401
 from kseq.data.datasets.emoji_captions import emoji_captions  # noqa: F401
 from kseq.data.datasets.kanji_radicals import kanji_radicals  # noqa: F401
 from kseq.data.datasets.libreoffice import libreoffice_dataset  # noqa: F401

@@ -14,6 +14,7 @@ import copy
 import json
 import os
 
+from kseq.data.datasets.debian_descriptions import debian_descriptions
 from kseq.data.datasets.emoji_captions import emoji_captions
 from kseq.data.datasets.kanji_radicals import kanji_radicals
 from kseq.data.datasets.libreoffice import libreoffice_dataset
@@ -35,7 +36,8 @@ DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset,
                  "movie_reviews": movie_reviews, "trec_questions": trec_questions,
                  "turkish_pos": turkish_pos, "kanji_radicals": kanji_radicals,
                  "emoji_captions": emoji_captions, "tuxpaint_captions": tuxpaint_captions,
-                 "multilingual_captions": multilingual_captions}
+                 "multilingual_captions": multilingual_captions,
+                 "debian_descriptions": debian_descriptions}
 
 
 def merge(base, *overrides):
