@@ -1,7 +1,7 @@
 """kseq: a Keras 3 / TensorFlow model zoo for sequence-to-sequence learning.
 
 `import kseq` imports every room (`data`, `decoding`, `layers`, `metrics`,
-`models`, `text`, `zoo`), which registers kseq's Keras classes, so
+`models`, `text`, `zoo`, `training`), which registers kseq's Keras classes, so
 `keras.saving.load_model` reads a kseq model after it. The one exception is
 the `kseq` command itself (its console script, or `python -m kseq.cli`, and the
 demo's `python -m kseq.demo`): there
@@ -16,7 +16,8 @@ import sys
 
 from kseq.version import __version__  # noqa: F401
 
-ROOMS = ("data", "decoding", "layers", "metrics", "models", "text", "zoo")
+# `training` last: it builds on the others (and adds 0.07 s to their 10 s).
+ROOMS = ("data", "decoding", "layers", "metrics", "models", "text", "zoo", "training")
 
 
 def import_rooms():

@@ -34,7 +34,7 @@ def test_presets_json_has_the_domain(capsys):
 def test_clear_errors_without_tracebacks(tmp_path, capsys):
     assert main(["translate", str(tmp_path / "missing"), "one"]) == 2
     err = capsys.readouterr().err
-    assert "kseq: error: No trained model here" in err and "Traceback" not in err
+    assert "kseq: error: No such model folder or .keras file" in err and "Traceback" not in err
     assert main(["train", "no_such_preset", "--output", str(tmp_path / "x")]) == 2
     assert "numbers_fr_tiny" in capsys.readouterr().err
 

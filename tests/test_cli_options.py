@@ -117,7 +117,7 @@ MISTAKES = [
     (["train", "numbers_fr_tin", "--output", "{out}"], "close presets: numbers_fr_tiny"),
     (["train", "{out}/recipe.json", "--output", "{out}"], "No such recipe file"),
     (["translate", "libreoffice_en_fr", "Hello"], "close presets: libreoffice_en_fr_attention"),
-    (["translate", "{out}/run", "Hello"], "No trained model here"),
+    (["translate", "{out}/run", "Hello"], "No such model folder or .keras file"),
     (["translate", PRESET, "x", "--output", "{out}"], "--output must name a file"),
     (["tag", PRESET, "x", "--output", "{out}/no/such/file.txt"], "--output's folder"),
     (["presets", "--verbose", "--quiet"], "exclude each other"),

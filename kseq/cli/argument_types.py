@@ -65,4 +65,7 @@ def _column_names(text):
         raise argparse.ArgumentTypeError(
             f"must be two names of the data file's header, INPUT,TARGET (e.g. "
             f"english,french). Received: {text!r}")
+    if names[0] == names[1]:  # said before any file is read (a model would learn to copy)
+        raise argparse.ArgumentTypeError(f"must name two different header columns, the input "
+                                         f"and the target. Received: {text!r}")
     return names

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 
+from kseq.cli.path_checks import check_evaluation_data
 from kseq.cli.results import _check_output_file, _note
 from kseq.cli.task_loading import _load_task
 from kseq.cli.task_options import SEARCH_TUNING, _taken
@@ -25,13 +26,22 @@ def _evaluation_pairs(model_dir, data, model=None, columns=None, limit=None):
         return _file_pairs(data, model, columns, limit)
     if data in ("test", "valid") and not os.path.exists(model_dir) and is_preset(model_dir):
         return zoo.build_data(zoo.load_recipe(model_dir))[data][:limit]  # a preset's data
-    run = RunFolder(model_dir)
+    run = RunFolder(_run_folder_of(model_dir))
     recipe_path = run.file("recipe.json")
-    if data not in ("test", "valid") or not os.path.isfile(recipe_path):
-        raise KseqError("--data must be a TSV or CSV file, or 'test'/'valid' for a model "
-                        f"trained by `kseq train`. Received: --data {data}")
+    if not os.path.isfile(recipe_path):
+        raise KseqError(f"--data {data} is a split of the run a model trained in; this model "
+                        f"has no run folder (recipe.json): give --data FILE. Received: "
+                        f"--data {data}")
     recipe = zoo.load_recipe(recipe_path)
     return load_data(recipe, run.resolve_data_source(None, recipe))[data][:limit]  # checked
+
+
+def _run_folder_of(model_dir):
+    """The run folder of a model argument: the folder itself, or a `.keras` file's folder
+    (`kseq evaluate RUN/model.keras --data test` reads RUN's split)."""
+    if str(model_dir).endswith(".keras") and os.path.isfile(model_dir):
+        return os.path.dirname(os.path.abspath(model_dir))
+    return model_dir
 
 
 def _file_pairs(path, model, columns, limit):
@@ -58,6 +68,7 @@ def _file_pairs(path, model, columns, limit):
 
 def _evaluate(args):
     _check_output_file(args.output)
+    check_evaluation_data(args.data)  # before the model (and TensorFlow) loads
     if args.columns and args.data in ("test", "valid") and not os.path.isfile(args.data):
         raise KseqError(f"--columns picks the columns of a --data file; the {args.data} split "
                         f"is read as the run recorded it. Received: --data {args.data} "

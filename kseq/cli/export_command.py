@@ -6,12 +6,14 @@ optimizer state a trained folder's `model.keras` keeps (`kseq.export`).
 
 import os
 
+from kseq.cli.path_checks import check_model_argument
 from kseq.cli.task_loading import _load_task
 from kseq.cli.task_options import SEARCH_TUNING, _taken
 from kseq.errors import KseqError
 
 
 def _export(args):
+    check_model_argument(args.model_dir)  # before TensorFlow loads with `kseq.export`
     from kseq.export import export_bytes, export_to_serving_layout
 
     if args.n_best > args.beam:

@@ -10,6 +10,7 @@ a `kseq: warning:` line naming it, and the exit code is then 1.
 import os
 
 from kseq.cli.decode_stream import decode_stream, input_chunks, opened_input
+from kseq.cli.path_checks import check_model_argument, reads_images, unreadable_images
 from kseq.cli.results import _check_output_file, _json_line, _note, _warn
 from kseq.cli.task_loading import _load_task
 from kseq.errors import KseqError, one_line
@@ -77,6 +78,18 @@ def _readable_images(model, paths):
     return good, encoded
 
 
+def _openable_images(args, given):
+    """`(paths, skipped)`: the image files among `given` (arguments) that can be opened, and
+    how many cannot, each named in a warning line: checked before the model (and its image
+    backbone) loads, so a mistyped path is said at once."""
+    check_model_argument(args.model_dir)  # a missing model first: it is the bigger mistake
+    unreadable = unreadable_images(given)
+    for path, reason in unreadable.items():
+        _warn(f"skipped {path}: {reason}")
+    openable = [path for path in given if path not in unreadable]
+    return openable, len(given) - len(openable)
+
+
 def _chunks(stream, given, batch):
     """`given` (arguments) as one chunk, or `stream`'s lines: one batch, then doubling up to
     `CHUNK_BATCHES` batches."""
@@ -126,8 +139,11 @@ def _caption(args):
         _check_plot_folder(args.plot_attention)
     _check_output_file(args.output)
     with opened_input(args, args.images) as stream:
+        given, skipped = _openable_images(args, args.images)
+        if skipped and not given:
+            return 1  # no image to caption: the model is not loaded
         model = _load_task(args.model_dir, "caption")
-        done, skipped = 0, 0
+        done = 0
 
         def decode(chunk):
             nonlocal done, skipped
@@ -140,7 +156,7 @@ def _caption(args):
             done += len(paths)
             return _generated_lines(args, paths, outputs, prefix=True)
 
-        chunks = _chunks(stream, args.images, GENERATE_BATCH)
+        chunks = _chunks(stream, given, GENERATE_BATCH)
         code = decode_stream(args, "captioned", chunks, decode, stream is not None)
     if args.plot_attention and done:
         _note(args, f"attention plots in {args.plot_attention}")
@@ -150,9 +166,13 @@ def _caption(args):
 def _classify(args):
     _check_output_file(args.output)
     with opened_input(args, args.texts) as stream:
+        given, skipped = args.texts, 0
+        if given and reads_images(args.model_dir):  # image files: checked before it loads
+            given, skipped = _openable_images(args, given)
+            if skipped and not given:
+                return 1
         model = _load_task(args.model_dir, "classify")
         images = getattr(model.preprocessor, "input_kind", "text") == "images"  # files
-        skipped = 0
 
         def decode(chunk):
             nonlocal skipped
@@ -164,7 +184,7 @@ def _classify(args):
             return [_label_line(args, value, result, images)
                     for value, result in zip(values, results)]
 
-        chunks = _chunks(stream, args.texts, LABEL_BATCH)
+        chunks = _chunks(stream, given, LABEL_BATCH)
         code = decode_stream(args, "classified", chunks, decode, stream is not None)
     return 1 if skipped else code
 
@@ -184,14 +204,21 @@ def _tag(args):
     _check_output_file(args.output)
     with opened_input(args, args.texts) as stream:
         model = _load_task(args.model_dir, "tag")
+        cut = 0
 
         def decode(chunk):
+            nonlocal cut
             sentences = _texts(chunk)
-            return [_tag_line(args, sentence, words, tags) for sentence, (words, tags)
-                    in zip(sentences, model.tag(sentences, batch_size=LABEL_BATCH))]
+            tagged = model.tag(sentences, batch_size=LABEL_BATCH, return_truncated=True)
+            cut += sum(truncated for _, _, truncated in tagged)
+            return [_tag_line(args, sentence, words, tags)
+                    for sentence, (words, tags, _) in zip(sentences, tagged)]
 
         chunks = _chunks(stream, args.texts, LABEL_BATCH)
-        return decode_stream(args, "tagged", chunks, decode, stream is not None)
+        code = decode_stream(args, "tagged", chunks, decode, stream is not None)
+    if cut:  # once for the whole input, not once a chunk
+        model.warn_truncated(cut)
+    return code
 
 
 def _tag_line(args, sentence, words, tags):

@@ -38,13 +38,12 @@ def _import_every_room():
 
 
 def _load_task(model_dir, command):
-    """The trained model of `model_dir`, when its task answers `command` (its `cli_verbs`).
-    A bare name that is neither a folder, a file nor a preset lists the close preset names."""
-    from kseq.presets.catalog import is_preset
+    """The trained model of `model_dir` (a run folder, a `.keras` file, a CTranslate2 export
+    or a preset), when its task answers `command` (its `cli_verbs`). A missing one is said
+    before TensorFlow loads; a bare name that is no preset lists the close preset names."""
+    from kseq.cli.path_checks import check_model_argument
 
-    if not os.path.exists(model_dir) and not is_preset(model_dir) and _looks_like_a_name(
-            model_dir):
-        raise _unknown_name(model_dir, "model folder, .keras file or preset")
+    check_model_argument(model_dir)  # before TensorFlow loads: a missing model says so at once
     from kseq.ctranslate2 import CTranslate2Translator, is_ctranslate2_export
 
     if is_ctranslate2_export(model_dir):

@@ -106,24 +106,33 @@ class SequenceTagger(Task):
             yield chunk, join_words(tf.ragged.constant(chunk, dtype=tf.string) if any(chunk)
                                     else tf.ragged.constant([[]] * len(chunk), dtype=tf.string))
 
-    def tag(self, sentences, batch_size=256):
+    def tag(self, sentences, batch_size=256, return_truncated=False):
         """Tags sentences: each item a `str` (split on whitespace) or a list of words.
 
         Returns `(words, tags)` per sentence, lists of equal length; an empty
         sentence gives `([], [])`. Words past `max_length` characters get no
-        tag (their list is cut, with a warning).
+        tag (their list is cut, with one warning for the whole call). With
+        `return_truncated`, each item gains a last element `truncated` (bool)
+        and there is no warning: the caller reports the cuts (`kseq tag` does
+        once for a whole stream).
         """
-        results = []
+        results, cut = [], 0
         for chunk, joined in self._chunks(sentences, batch_size):
             ids, truncated = self.tag_ids(joined)
-            for row, tag_ids in zip(chunk, ids.to_list()):
+            for row, tag_ids, flag in zip(chunk, ids.to_list(), truncated.numpy().tolist()):
                 tags = [self.tag_names[i] for i in tag_ids]
-                results.append((row[: len(tags)], tags))
-            if np.any(truncated.numpy()):
-                logging.getLogger("kseq").warning(
-                    "%d sentence(s) longer than max_length=%d characters were cut.",
-                    int(np.sum(truncated.numpy())), self.preprocessor.max_length)
+                results.append((row[: len(tags)], tags, bool(flag)) if return_truncated
+                               else (row[: len(tags)], tags))
+                cut += bool(flag)
+        if cut and not return_truncated:
+            self.warn_truncated(cut)
         return results
+
+    def warn_truncated(self, count):
+        """The warning for `count` sentences cut at `max_length` characters."""
+        logging.getLogger("kseq").warning(
+            "%d sentence(s) longer than max_length=%d characters were cut.",
+            count, self.preprocessor.max_length)
 
     def predict_raw(self, sentences, batch_size=256):
         """`predict` on raw sentences (as `tag` reads them; bytes are decoded, invalid
