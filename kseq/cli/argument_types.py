@@ -27,6 +27,14 @@ def _positive_number(text):
                                          f"Received: {text!r}") from None
 
 
+def _fraction(text):
+    try:
+        return check_float("value", float(text), minimum=0.0, maximum=1.0)
+    except (ValueError, KseqError):
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1. "
+                                         f"Received: {text!r}") from None
+
+
 def _finite_number(text):
     try:
         return check_float("value", float(text))
@@ -36,7 +44,8 @@ def _finite_number(text):
 
 
 # The sections of a recipe `--set` may change (`kseq.models.recipes`; "weights" is the catalog's).
-RECIPE_SECTIONS = ("task", "description", "data", "tokenizer", "model", "training")
+RECIPE_SECTIONS = ("task", "description", "data", "tokenizer", "model", "training",
+                   "fine_tuning")
 
 
 def _recipe_override(text):

@@ -6,8 +6,8 @@ Imports no TensorFlow (the command modules import it only inside the commands), 
 
 import argparse
 
-from kseq.cli.argument_types import (_column_names, _finite_number, _integer, _positive_number,
-                                     _recipe_override)
+from kseq.cli.argument_types import (_column_names, _finite_number, _fraction, _integer,
+                                     _positive_number, _recipe_override)
 from kseq.cli.evaluate_command import _evaluate
 from kseq.cli.export_command import _export
 from kseq.cli.generate_commands import _caption, _classify, _tag, _translate
@@ -120,7 +120,24 @@ def build_parser():
 
     train = commands.add_parser("train", help="train (or resume) a model from a recipe",
                                 parents=common)
-    train.add_argument("recipe", help="preset name or recipe JSON file")
+    train.add_argument("recipe", nargs="?",
+                       help="preset name or recipe JSON file (with --from: optional, of the "
+                            "source's task and shape)")
+    train.add_argument("--from", dest="init_from", metavar="SOURCE",
+                       help="fine-tune: start from a preset that ships weights, a run folder "
+                            "or a .keras file (its weights, vocabulary and labels; a fresh "
+                            "optimizer and the recipe's fine_tuning schedule)")
+    train.add_argument("--freeze", choices=("encoder", "embeddings", "backbone"),
+                       help="with --from: keep these weights as the source's "
+                            "(fine_tuning.freeze; backbone: all but a classifier's or "
+                            "tagger's head)")
+    train.add_argument("--keep-original", type=_fraction, metavar="FRACTION",
+                       help="with --from: save FRACTION x the source's weights + the rest x "
+                            "the fine-tuned ones (fine_tuning.keep_original; default 0): keeps "
+                            "more of the source's own domain")
+    train.add_argument("--extend-vocabulary", action="store_true", default=None,
+                       help="with --from: add the data's unknown tokens seen twice or more to "
+                            "a word or char vocabulary (fine_tuning.extend_vocabulary)")
     train.add_argument("--output", required=True, metavar="DIR",
                        help="output folder (resumes if it exists)")
     train.add_argument("--data", metavar="FILE", nargs="+",

@@ -18,7 +18,13 @@ The `fine_tuning` section (all optional; `kseq.training.recipe_checks` checks it
 - `keep_original` (0.0): the saved weights are `keep_original · source + (1 −
   keep_original) · fine-tuned` (a weight-space average, WiSE-FT), which keeps more of
   the source's own domain;
+- `extend_vocabulary` (false): add the data's unknown tokens seen at least twice (at most
+  2,000 a side, most frequent first) to a word or character vocabulary, with new rows
+  (`kseq.models.vocabulary_extension`; old ids keep theirs);
 - `from`: recorded by the run (the source it started from).
+
+Before training, one line says which share of the data's tokens the source's vocabulary
+maps to `<unk>` (a warning above 5%).
 
 A classifier or tagger given data with labels its source does not have keeps its
 encoder and gets a new head for the data's labels (sorted); the same labels (or a
@@ -48,7 +54,10 @@ FINE_TUNING = {
     "tagger": {"peak_learning_rate": 1e-3, "warmup_steps": 20, "epochs": 4},
 }
 SCHEDULE_KEYS = ("peak_learning_rate", "warmup_steps", "epochs")
-FINE_TUNING_KEYS = SCHEDULE_KEYS + ("keep_best", "freeze", "keep_original", "from")
+FINE_TUNING_KEYS = SCHEDULE_KEYS + ("keep_best", "freeze", "keep_original",
+                                    "extend_vocabulary", "from")
+UNKNOWN_WARNING = 0.05  # a larger share of `<unk>` tokens in the data is warned about
+EXTEND_LIMIT, EXTEND_MIN_COUNT = 2000, 2  # `extend_vocabulary`: tokens seen at least twice
 FREEZE_CHOICES = ("encoder", "embeddings", "backbone")
 _LABEL_KEYS = ("label_names", "tag_names")  # a preprocessor's classes, if it has them
 
@@ -154,6 +163,12 @@ def fine_tuning_recipe(source, recipe, overrides, options):
     `fine_tuning` section naming the source and its settings."""
     from kseq.models.recipes import merge
 
+    for section in ("model", "tokenizer"):  # the source's parts cannot change
+        for key, value in ((overrides or {}).get(section) or {}).items():
+            if key not in _LABEL_KEYS and (source.recipe.get(section) or {}).get(key) != value:
+                raise KseqError(f"A fine-tuning run keeps the model and tokenizer of --from "
+                                f"{source.name}; {section}.{key} cannot change. Received: "
+                                f"{section}.{key}={value!r}")
     merged = merge(recipe, overrides, options)
     fine_tuning = {**{"keep_best": True, "keep_original": 0.0},
                    **(merged.get("fine_tuning") or {}), "from": source.name}
@@ -190,9 +205,10 @@ def check_fine_tuning(section):
     if section.get("freeze") not in (None,) + FREEZE_CHOICES:
         raise KseqError(f"`fine_tuning.freeze` must be one of {', '.join(FREEZE_CHOICES)} or "
                         f"null. Received: fine_tuning.freeze={section['freeze']!r}")
-    if not isinstance(section.get("keep_best", True), bool):
-        raise KseqError(f"`fine_tuning.keep_best` must be true or false. Received: "
-                        f"fine_tuning.keep_best={section['keep_best']!r}")
+    for key, default in (("keep_best", True), ("extend_vocabulary", False)):
+        if not isinstance(section.get(key, default), bool):
+            raise KseqError(f"`fine_tuning.{key}` must be true or false. Received: "
+                            f"fine_tuning.{key}={section[key]!r}")
 
 
 # === The model a fine-tuning run starts with ===
@@ -264,6 +280,12 @@ def start_model(source, recipe, corpus, precision):
 
     model, notes = source.model, []
     source.weights = [np.array(w) for w in model.get_weights()]
+    unknown = unknown_tokens(model, corpus)
+    if unknown:
+        _report_coverage(unknown, recipe["fine_tuning"].get("extend_vocabulary", False))
+    if recipe["fine_tuning"].get("extend_vocabulary") and unknown:
+        model, added = _extended(model, unknown)
+        notes.append(f"vocabulary extended by {added} (old ids kept)")
     names = class_names(model)
     if names is not None:
         labels = data_labels(corpus, source.task)
@@ -282,6 +304,50 @@ def start_model(source, recipe, corpus, precision):
         model = copy
     model.recipe = recipe
     return model, notes
+
+
+def unknown_tokens(model, corpus):
+    """`{side: (share, [(token, count)])}`: the share of the training sample's tokens that
+    `model`'s vocabularies map to `<unk>`, and those tokens, most frequent first."""
+    from kseq.models.vocabulary_extension import text_sides, unknown_token_share
+
+    sides = text_sides(model)
+    if not sides or corpus.inputs != "text" and sides != ["target"]:
+        return {}
+    pairs = corpus.sample()
+    found = {}
+    for side in sides:
+        texts = [target if side == "target" else text for text, target in pairs]
+        found[side] = unknown_token_share(model, texts, side=side, top=EXTEND_LIMIT)
+    return found
+
+
+def _report_coverage(unknown, extending):
+    import logging
+
+    shares = " and ".join(f"{share:.1%} of the data's {side} tokens"
+                          for side, (share, _) in unknown.items())
+    tokens = [token for _, (_, listed) in unknown.items() for token, _ in listed[:5]]
+    line = (f"vocabulary: the source's vocabulary maps {shares} to <unk>"
+            + (f" (most common: {', '.join(tokens)})" if tokens else ""))
+    if max(share for share, _ in unknown.values()) > UNKNOWN_WARNING:
+        hint = "" if extending else \
+            "; --extend-vocabulary adds the frequent ones (word and char vocabularies)"
+        logging.getLogger("kseq").warning("%s", line + hint)
+    else:
+        print(line, flush=True)
+
+
+def _extended(model, unknown):
+    """`model` with each side's unknown tokens seen at least `EXTEND_MIN_COUNT` times added;
+    `(model, how many were added, in words)`."""
+    from kseq.models.vocabulary_extension import extend_vocabulary
+
+    tokens = {side: [token for token, count in listed if count >= EXTEND_MIN_COUNT]
+              for side, (_, listed) in unknown.items()}
+    extended = extend_vocabulary(model, tokens)
+    added = ", ".join(f"{len(v):,} {side} tokens" for side, v in tokens.items())
+    return extended, added
 
 
 def settings_line(source, recipe, epochs=None):
