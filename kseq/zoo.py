@@ -16,7 +16,8 @@ import os
 from kseq import ctranslate2
 from kseq.errors import KseqError
 from kseq.models import ARCHITECTURES  # noqa: F401 (a translator's architectures)
-from kseq.models import Captioner, SequenceClassifier, SequenceTagger, Translator
+from kseq.models import (Captioner, LanguageModel, SequenceClassifier, SequenceTagger,
+                         Translator)
 from kseq.models.recipe_values import check_model_section, check_sections
 from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa: F401
                                  build_data, load_recipe, make_tokenizer, merge)
@@ -25,9 +26,8 @@ from kseq.models.renamed_arguments import RENAMED, new_names  # noqa: F401 (kseq
 
 # The task classes by their recipes' `"task"` (a recipe without one is a translator's).
 TASKS = {task.preset_task: task for task in (Translator, Captioner, SequenceClassifier,
-                                             SequenceTagger)}
+                                             SequenceTagger, LanguageModel)}
 TASK_BUILDERS = {name: cls.from_recipe for name, cls in TASKS.items()}
-
 
 
 def register_task(name):
@@ -185,3 +185,12 @@ def tagger(preset="rnn", *, train_data=None, vocab=None, labels=None, recipe=Non
     return _model(SequenceTagger, ("preset_or_encoder", "train_pairs", "tag_names"),
                   model_options, preset=preset, train_data=train_data, vocab=vocab,
                   labels=labels, recipe=recipe, load_weights=load_weights)
+
+
+def language_model(preset="transformer", *, train_data=None, vocab=None, categories=None,
+                   recipe=None, load_weights=True, **model_options):
+    """A compiled `kseq.models.LanguageModel` (`kseq.models.build_language_model`): `preset` a
+    preset, a recipe file or an architecture ("transformer", "gru", "lstm"); `train_data`
+    texts or `(category, text)` pairs; `categories` (default: those of `train_data`)."""
+    return _model(LanguageModel, (), model_options, preset=preset, train_data=train_data,
+                  vocab=vocab, categories=categories, recipe=recipe, load_weights=load_weights)

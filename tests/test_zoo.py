@@ -57,7 +57,7 @@ def test_cli_and_zoo_name_no_task_and_sniff_no_method():
 def test_each_task_declares_its_commands_and_options():
     models = kseq.models
     assert [task.cli_verbs[0] for task in kseq.zoo.TASKS.values()] == [
-        "translate", "caption", "classify", "tag"]
+        "translate", "caption", "classify", "tag", "generate"]
     assert all({"evaluate", "export"} <= set(task.cli_verbs) for task in kseq.zoo.TASKS.values())
     assert models.Translator.export_options == models.Captioner.export_options == (
         "beam_size", "n_best", "xla", "length_penalty", "alpha", "max_length")

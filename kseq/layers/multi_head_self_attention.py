@@ -248,6 +248,32 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         output, _ = self.attend(query_t, cache["key"], cache["value"], key_mask)
         return output, cache
 
+    def prefill(self, query, cache):
+        """Causal self-attention over positions `0 .. P-1` in one pass, their keys and values
+        written into the cache's first `P` slots (what `P` calls of `step` would give).
+
+        Args:
+            query: `[B, P]`-long inputs `[B, P, E]` (every position real; `P` may be 0).
+            cache: `{"key", "value"}` `[B, H, L, D]` with `L >= P`.
+
+        Returns:
+            `(output [B, P, E], new_cache)`; the cache keeps its shapes.
+        """
+        require_rank("query", query, 3)
+        if not self.causal:
+            raise ValueError("prefill fills a causal self-attention cache. Received: "
+                             "causal=False")
+        projected = self.project_memory(query)
+        key_mask = self._key_mask(query, query, None, True)  # [1, P, P] causal
+        output, _ = self.attend(query, projected["key"], projected["value"], key_mask)
+        length = ops.shape(query)[1]
+        # Slots < P from the pass, the rest as they were: a concatenation keeps gradients
+        # and needs no XLA op (see DESIGN traps); the reshape restores static shapes.
+        cache = {name: ops.reshape(ops.concatenate(
+            [ops.cast(projected[name], cache[name].dtype), cache[name][:, :, length:]], axis=2),
+            ops.shape(cache[name])) for name in ("key", "value")}
+        return output, cache
+
     def grow_cache(self, cache, length):
         """The cache with `length - L` more zero slots at the end, `[B, H, length, D]`.
 

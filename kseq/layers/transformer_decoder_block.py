@@ -186,5 +186,28 @@ class TransformerDecoderBlock(TransformerBlockBase):
         x, weights = self._cross_and_feed_forward(x, cross_kv, memory_mask, None)
         return x, new_cache, None if weights is None else weights[:, :, 0]
 
+    def prefill(self, inputs, cache, cross_kv=None, memory_mask=None):
+        """Decodes positions `0 .. P-1` at once, as `P` calls of `step` would.
+
+        Args:
+            inputs: `[B, P, E]`, every position real.
+            cache: the self-attention cache (length `L >= P`), slots `< P` unused.
+            cross_kv, memory_mask: as for `step` (None without cross-attention).
+
+        Returns:
+            `(outputs [B, P, E], new_cache)`.
+        """
+        require_rank("inputs", inputs, 3)
+        new_cache = {}
+
+        def self_attend(h):
+            out, cache_out = self.self_attention.prefill(h, cache)
+            new_cache.update(cache_out)
+            return out
+
+        x = self._residuals()[0](inputs, self_attend)
+        x, _ = self._cross_and_feed_forward(x, cross_kv, memory_mask, None)
+        return x, new_cache
+
     def get_config(self):
         return {**super().get_config(), "cross_attention": self.has_cross_attention}

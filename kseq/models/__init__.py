@@ -14,3 +14,5 @@ from kseq.models.classifier import (ClassifierPreprocessor,  # noqa: F401
                                     ImageClassifierPreprocessor, SequenceClassifier,
                                     build_classifier)
 from kseq.models.tagger import SequenceTagger, TaggerPreprocessor, build_tagger  # noqa: F401
+from kseq.models.language_model import (LanguageModel, LanguageModelPreprocessor,  # noqa: F401
+                                        build_language_model)

