@@ -21,7 +21,8 @@ from kseq.models import (Captioner, LanguageModel, SequenceClassifier, SequenceT
 from kseq.models.recipe_values import check_model_section, check_sections
 from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa: F401
                                  build_data, load_recipe, make_tokenizer, merge)
-from kseq.presets.catalog import canonical_name, is_preset, load_preset_model, presets
+from kseq.presets.catalog import (canonical_name, close_presets, is_preset,
+                                  load_preset_model, presets)
 from kseq.models.renamed_arguments import RENAMED, new_names  # noqa: F401 (kseq 0.1's names)
 
 # The task classes by their recipes' `"task"` (a recipe without one is a translator's).
@@ -70,9 +71,12 @@ def _recipe_of(task, preset):
     if preset in task.architectures and not os.path.isfile(str(preset)):
         return task.default_recipe(preset)
     if not (is_preset(preset) or os.path.isfile(str(preset))):
-        raise KseqError(f"Unknown preset; expected one of {', '.join(presets())}, a recipe "
-                        f"file, or a {task.preset_task} architecture {list(task.architectures)}."
-                        f" Received: {preset!r}")
+        close = close_presets(str(preset))  # as the `kseq` command suggests them
+        names = f"close presets: {', '.join(close)}" if close else (
+            f"expected one of {', '.join(presets())}")
+        raise KseqError(f"Unknown preset; {names}; or a recipe file, or a {task.preset_task} "
+                        f"architecture {list(task.architectures)} (kseq.zoo.presets() lists "
+                        f"the presets). Received: {preset!r}")
     recipe = load_recipe(preset)
     if recipe.get("task", "translator") != task.preset_task:
         raise KseqError(f"{preset!r} is not a {task.preset_task} preset (task "

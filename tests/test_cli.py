@@ -5,7 +5,8 @@ import pytest
 from kseq.cli import main
 
 
-def test_presets_lists_names_with_task_and_architecture(capsys):
+def test_presets_lists_names_with_task_and_architecture(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # every column (80, a pipe's default, drops some)
     assert main(["presets"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["preset", "task", "arch"]

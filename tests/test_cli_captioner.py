@@ -107,7 +107,8 @@ def test_evaluate_prints_one_line_and_writes_the_report(trained, tmp_path, capsy
     assert summary.endswith(f"(5 pairs) | {scores['bleu_signature']}")
 
 
-def test_presets_show_the_captioner_architecture(capsys):
+def test_presets_show_the_captioner_architecture(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # the arch column too
     assert main(["presets"]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert ["shapes_captioner_tiny", "captioner", "small_cnn+transformer"] in [r[:3] for r in rows]

@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 
+from kseq.cli.decode_stream import _stdout_to_devnull
 from kseq.cli.parser import _UsageError, build_parser
 from kseq.cli.stderr_filter import tensorflow_lines_filtered
 from kseq.errors import KseqError, one_line
@@ -46,7 +47,11 @@ def main(argv=None):
         filtered = argv is None and not args.verbose  # before any TensorFlow import
         with tensorflow_lines_filtered() if filtered else contextlib.nullcontext():
             code = args.run(args)
+            sys.stdout.flush()  # here, where a closed pipe is caught, not at the exit
         return code or 0
+    except BrokenPipeError:  # the reader went away (`kseq presets | head -1`): stop quietly
+        _stdout_to_devnull()
+        return 1
     except _UsageError as error:
         print(f"kseq: error: {one_line(error)}", file=sys.stderr)
         return 2

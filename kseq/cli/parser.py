@@ -112,10 +112,16 @@ def build_parser():
                         help="print the versions of kseq, TensorFlow, Keras and Python")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     common = [_common_options(argparse.SUPPRESS)]
-    presets = commands.add_parser("presets", help="list the named presets", parents=common)
+    presets = commands.add_parser("presets", help="list the named presets (as wide as the "
+                                                  "terminal: COLUMNS), or show one's card",
+                                  parents=common)
+    presets.add_argument("name", nargs="?", metavar="NAME",
+                         help="a preset: its card (recipe, data, weights and their scores)")
     presets.add_argument("--parts", action="store_true",
                          help="list the encoders and decoders a recipe can name, with options")
-    presets.add_argument("--json", action="store_true", help="one JSON object per preset")
+    presets.add_argument("--json", action="store_true",
+                         help="one JSON object per preset, every field uncut (with NAME: its "
+                              "catalog entry)")
     presets.set_defaults(run=_presets_or_parts)
 
     train = commands.add_parser("train", help="train (or resume) a model from a recipe",

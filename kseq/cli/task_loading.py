@@ -1,26 +1,17 @@
 """The model a command runs: loaded from a folder, a `.keras` file or a preset, with the
 close preset names for a name that is none of them."""
 
-import difflib
 import os
 
 from kseq.errors import KseqError
 
 
-def _close_presets(name):
-    """Preset names like `name`: those containing it, then difflib's close matches."""
-    from kseq.presets.catalog import presets
-
-    names = presets()
-    close = [preset for preset in names if name and name in preset]
-    close += difflib.get_close_matches(name, names, n=5, cutoff=0.6)
-    return list(dict.fromkeys(close))[:6], names
-
-
 def _unknown_name(name, what):
     """The error for `name`, neither a file nor a preset: the close preset names (or all of
     them, as the API lists them)."""
-    close, names = _close_presets(name)
+    from kseq.presets.catalog import close_presets, presets
+
+    close, names = close_presets(name), presets()
     listed = (f"close presets: {', '.join(close)}" if close
               else f"the presets: {', '.join(names)}")
     return KseqError(f"No {what} named {name!r}; {listed} (`kseq presets` describes them). "

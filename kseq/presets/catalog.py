@@ -50,6 +50,22 @@ def is_preset(name):
     return isinstance(name, str) and canonical_name(name) in presets()
 
 
+def close_presets(name):
+    """Preset names like `name` (at most 6): those containing it, then difflib's close
+    matches; the names an unknown-preset error suggests, in the API as in the command.
+
+    Example:
+    >>> close_presets("numbers_fr_transfomer")[:2]
+    ['numbers_fr_transformer', 'numbers_de_transformer']
+    """
+    import difflib
+
+    names = presets()
+    close = [preset for preset in names if name and name in preset]
+    close += difflib.get_close_matches(name, names, n=5, cutoff=0.6)
+    return list(dict.fromkeys(close))[:6]
+
+
 def preset_recipe(name):
     """The recipe of preset `name` (or an alias); `ValueError` listing the presets if unknown."""
     name = canonical_name(name)

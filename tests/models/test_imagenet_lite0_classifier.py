@@ -45,7 +45,8 @@ def model():
     return kseq.zoo.classifier(NAME)
 
 
-def test_the_listing_shows_each_presets_domain(capsys):
+def test_the_listing_shows_each_presets_domain(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # every column
     assert main(["presets"]) == 0
     lines = capsys.readouterr().out.splitlines()
     start, end = lines[0].index("domain"), lines[0].index("description")

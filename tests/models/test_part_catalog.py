@@ -147,7 +147,8 @@ def test_output_strings_reshapes_n_best_ids_in_one_place():
     assert model.output_strings(np.zeros((0, 2, 3), "int32")).shape == (0, 2)
 
 
-def test_kseq_presets_parts_lists_both_catalogs_with_options(capsys):
+def test_kseq_presets_parts_lists_both_catalogs_with_options(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # one line a part
     assert main(["presets", "--parts"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["part", "kind", "class"]
