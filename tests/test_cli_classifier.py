@@ -92,6 +92,20 @@ def test_evaluate_reports_f1_and_draws_the_confusion_matrix(trained, tmp_path, c
     assert os.path.getsize(plot) > 1000
 
 
+def test_a_keras_file_is_a_model_too(trained, capsys, monkeypatch):
+    """`RUN/model.keras` where a command takes a model (issue 49 item 7): `classify`, and
+    `evaluate --data test`, which reads the split of the file's run folder."""
+    keras_file = os.path.join(trained, "model.keras")
+    load_presets_once(monkeypatch, LOADED, folders=[trained, keras_file])
+    capsys.readouterr()
+    assert main(["evaluate", trained, "--data", "test"]) == 0
+    by_folder = capsys.readouterr().out
+    assert main(["evaluate", keras_file, "--data", "test"]) == 0
+    assert capsys.readouterr().out == by_folder
+    assert main(["classify", keras_file, EXAMPLES[0][0]]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == EXAMPLES[0][1]
+
+
 def test_export_and_wrong_commands(trained, tmp_path, capsys, monkeypatch):
     load_presets_once(monkeypatch, LOADED, folders=[trained])
     assert main(["export", trained, "--output", str(tmp_path / "serving" / "sentiment")]) == 0
@@ -124,7 +138,8 @@ def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
     assert "validation token accuracy " in capsys.readouterr().out  # the epoch line
     header = open(os.path.join(run, "history.csv")).readline().strip().split(",")
     assert "val_token_accuracy" in header
-    load_presets_once(monkeypatch, {}, folders=[run])  # one load for the four commands below
+    # One load for the four commands below; one of its model.keras for the last check.
+    load_presets_once(monkeypatch, {}, folders=[run, os.path.join(run, "model.keras")])
     monkeypatch.setattr("sys.stdin", io.StringIO("bokar lumi\n\n"))
     assert main(["tag", run]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -140,6 +155,33 @@ def test_kseq_trains_tags_and_evaluates_a_tagger(tmp_path, capsys, monkeypatch):
     assert summary.startswith("token accuracy ") and summary.endswith(" sentences)")
     assert main(["evaluate", run, "--data", "test", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["token_accuracy"] > 0.9
+    check_one_truncation_warning(os.path.join(run, "model.keras"), capsys, monkeypatch)
+
+
+def check_one_truncation_warning(keras_file, capsys, monkeypatch):
+    """`kseq tag FILE.keras` on 300 sentences over `max_length` (48 characters), read as a
+    stream of two chunks (256 lines, then 44): one warning for all of them (issue 49 item
+    7; it was one a chunk), and the API's `tag` one a call, not one a batch."""
+    import io
+    import logging
+
+    long = " ".join(["bokar", "lumi"] * 6)  # 65 characters
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{long}\n" * 300))
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("kseq").addHandler(handler)
+    try:
+        assert main(["tag", keras_file]) == 0
+        assert len(capsys.readouterr().out.splitlines()) == 300
+        cut = [record.getMessage() for record in records if "were cut" in record.getMessage()]
+        assert cut == ["300 sentence(s) longer than max_length=48 characters were cut."]
+        from kseq.training import load_trained
+
+        load_trained(keras_file).tag([long] * 4, batch_size=2)
+        assert len([r for r in records if "were cut" in r.getMessage()]) == 2
+    finally:
+        logging.getLogger("kseq").removeHandler(handler)
 
 
 def test_classify_and_tag_take_a_shipped_preset_by_name(capsys):
