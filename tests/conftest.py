@@ -52,7 +52,8 @@ SLOW_DOCTESTS = {"kseq.zoo.translator", "kseq.models.task.Task.from_preset",
                  "kseq.models.captioner.captioner_preprocessor.CaptionerPreprocessor",
                  "kseq.layers.application_backbone.ApplicationBackbone",
                  "kseq.models.translator.ctranslate2_export.export_ctranslate2",
-                 "kseq.ctranslate2.translator.CTranslate2Translator"}
+                 "kseq.ctranslate2.translator.CTranslate2Translator",
+                 "kseq.models.language_model.language_model.LanguageModel"}
 
 
 # The longest files (a minute or more of `make test`), longest first. `--dist loadfile` runs

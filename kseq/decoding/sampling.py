@@ -40,7 +40,8 @@ def sample(
 
     Arguments as `greedy_search` (prompts and `state_shapes` included), plus
     `temperature > 0` (divides the logits), `top_k` (0: off), `top_p` in `(0, 1]`
-    and an int `seed` (None: a fresh one).
+    and an int `seed` (None: a fresh one; a scalar int tensor too, e.g. an exported
+    model's input).
     Returns `(ids [B, T], scores [B], lengths [B])`, where `scores` sums the
     model's log-probabilities of the drawn tokens (before temperature and filters).
 
@@ -60,12 +61,13 @@ def sample(
         raise ValueError(f"`temperature` must be > 0. Received: temperature={temperature}")
     if top_k < 0:
         raise ValueError(f"`top_k` must be >= 0. Received: top_k={top_k}")
-    seed = random.randrange(2**31) if seed is None else int(seed)
+    seed = random.randrange(2**31) if seed is None else (
+        seed if tf.is_tensor(seed) else int(seed))
 
     def pick(logits, t):
         log_probs = tf.nn.log_softmax(logits / temperature, axis=-1)
         log_probs = filter_top_p(filter_top_k(log_probs, top_k), top_p)
-        pair = tf.stack([tf.constant(seed, tf.int32), tf.cast(t, tf.int32)])
+        pair = tf.stack([tf.cast(seed, tf.int32), tf.cast(t, tf.int32)])
         drawn = tf.random.stateless_categorical(log_probs, 1, seed=pair, dtype=tf.int32)
         return drawn[:, 0]
 

@@ -132,7 +132,7 @@ class GenerativeTask(Task):
         ).items()))
 
     def search(self, inputs, settings, prompt_ids=None, prompt_lengths=None, xla=False,
-               compact_finished_rows=True):
+               compact_finished_rows=True, seed=None):
         """Model inputs -> `(ids [B, M, T], scores [B, M], lengths [B, M])`, traceable.
 
         With `prompt_ids [B, P]` (right-padded) and `prompt_lengths [B]`, every
@@ -141,7 +141,8 @@ class GenerativeTask(Task):
         `search_state`). Greedy and beam search stop computing finished rows
         (`kseq.decoding.row_compaction`) unless `xla` (fixed shapes) or
         `compact_finished_rows=False` (the same outputs, for comparisons);
-        sampling never does.
+        sampling never does. `seed` (an int or a scalar int tensor: an export's input)
+        replaces the settings' sampling seed.
         """
         s = dict(settings)
         compact = compact_finished_rows and not xla
@@ -155,7 +156,8 @@ class GenerativeTask(Task):
         if s["sampling"]:
             ids, scores, lengths = sample(
                 self.step, state, memory, start, temperature=s["temperature"],
-                top_k=s["top_k"], top_p=s["top_p"], seed=s["seed"], **common)
+                top_k=s["top_k"], top_p=s["top_p"], seed=s["seed"] if seed is None else seed,
+                **common)
         elif s["beam_size"] == 1:
             ids, scores, lengths = greedy_search(self.step, state, memory, start,
                                                  compact_finished_rows=compact, **common)

@@ -12,6 +12,7 @@ vocabulary, `C` categories, `N` rows in a search step, `M` outputs per row.
 """
 
 import logging
+import random
 
 import keras
 from keras import ops
@@ -39,21 +40,44 @@ def drop_prompts(ids, prompt_lengths):
     return tf.gather(padded, columns, batch_dims=2)
 
 
+class _Search:
+    """`model.search` for one `settings`, the sampling seed an input (a callable object of
+    its own, see `kseq.models.generative_task._SettingsSearch`)."""
+
+    def __init__(self, model, settings, xla):
+        self.model, self.settings, self.xla = model, settings, xla
+
+    def __call__(self, start_ids, prompt_ids, prompt_lengths, seed):
+        return self.model.search(start_ids, self.settings, prompt_ids, prompt_lengths,
+                                 xla=self.xla, seed=seed)
+
+
 class _Generate:
-    """`generate`'s graph for one compiled search (a callable object of its own, see
-    `kseq.models.generative_task._SettingsSearch`): prompts and categories `[B]` ->
-    `(continuations [B, M], scores [B, M], truncated [B])`."""
+    """`generate`'s graph for one search (its own callable, as `_Search`): prompts and
+    categories `[B]` and a seed `[]` -> `(continuations [B, M], scores [B, M], generated
+    lengths [B, M], truncated [B], start ids [B])`; what the export serves too."""
 
     def __init__(self, model, search):
         self.model = model
         self.search = search
 
-    def __call__(self, prompts, categories):
+    def __call__(self, prompts, categories, seed):
         inputs = self.model.preprocessor.traced("inference_inputs")(prompts, categories)
-        ids, scores, _ = self.search(inputs["start_ids"], inputs["prompt_ids"],
-                                     inputs["prompt_lengths"])
+        ids, scores, lengths = self.search(inputs["start_ids"], inputs["prompt_ids"],
+                                           inputs["prompt_lengths"], seed)
         continuations = drop_prompts(ids, inputs["prompt_lengths"])
-        return self.model.output_strings(continuations), scores, inputs["truncated"]
+        generated = tf.maximum(lengths - inputs["prompt_lengths"][:, None], 0)
+        return (self.model.output_strings(continuations), scores, generated,
+                inputs["truncated"], inputs["start_ids"])
+
+
+def search_function(model, settings, xla=False):
+    """`_Search` as a `tf.function` (XLA when asked): `(start_ids [B], prompt_ids [B, P],
+    prompt_lengths [B], seed []) -> (ids, scores, lengths)`."""
+    return tf.function(_Search(model, settings, xla), jit_compile=xla or None,
+                       autograph=False, input_signature=[
+                           tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, None], tf.int32),
+                           tf.TensorSpec([None], tf.int32), tf.TensorSpec([], tf.int32)])
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -189,13 +213,16 @@ class LanguageModel(GenerativeTask):
         return categories
 
     def compiled_texts(self, settings, xla=False):
-        """`generate`'s one graph call per batch, cached per settings (see `_Generate`)."""
+        """`generate`'s one graph call per batch, cached per settings (see `_Generate`; the
+        settings' seed is not used: the seed is an input)."""
         cache = self.__dict__.setdefault("_compiled_texts", {})
         key = (settings, xla)
         if key not in cache:
             strings = tf.TensorSpec([None], tf.string)
-            cache[key] = tf.function(_Generate(self, self.compiled_search(settings, xla, True)),
-                                     input_signature=[strings, strings], autograph=False)
+            cache[key] = tf.function(_Generate(self, search_function(self, settings, xla)),
+                                     input_signature=[strings, strings,
+                                                      tf.TensorSpec([], tf.int32)],
+                                     autograph=False)
         return cache[key]
 
     def generate(self, prompts, category=None, *, max_length=None, beam_size=1, sample=False,
@@ -233,14 +260,18 @@ class LanguageModel(GenerativeTask):
             min_length=min_length, no_repeat_ngram_size=no_repeat_ngram_size,
             sampling=sample, temperature=temperature, top_k=0 if top_k is None else top_k,
             top_p=1.0 if top_p is None else top_p, seed=seed)
-        run = self.compiled_texts(settings, xla)
+        # The seed is an input of one compiled search (None: a fresh one per call).
+        seed = dict(settings)["seed"]
+        seed = tf.constant(random.randrange(2**31) if seed is None else seed, tf.int32)
+        run = self.compiled_texts(tuple((k, None if k == "seed" else v) for k, v in settings),
+                                  xla)
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         results, truncated = [None] * len(prompts), 0
         for begin in range(0, len(order), batch_size):
             chunk = order[begin : begin + batch_size]
-            strings, scores, cut = (x.numpy() for x in run(
+            strings, scores, _, cut, _ = (x.numpy() for x in run(
                 tf.constant([prompts[i] for i in chunk], tf.string),
-                tf.constant([categories[i] for i in chunk], tf.string)))
+                tf.constant([categories[i] for i in chunk], tf.string), seed))
             truncated += int(cut.sum())
             for row, index in enumerate(chunk):
                 texts = [s.decode("utf-8") for s in strings[row]]

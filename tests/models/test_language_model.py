@@ -1,0 +1,225 @@
+"""`kseq.models.LanguageModel` (issue 51): the Transformer and RNN language models, conditioned
+on a category, their searches, perplexity, saving and export.
+
+Two tiny models are trained once for the module (a conditioned Transformer, a plain GRU);
+search checks compare the model's cached search with a recomputation of the whole prefix at
+every step.
+"""
+
+import collections
+import math
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import kseq
+from kseq.decoding import greedy_search, sample
+from kseq.errors import KseqError
+from kseq.text import END_ID
+from testing import run_export_tests
+
+WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight"]
+
+
+def _corpus():
+    """Counting runs: "up" counts up from a word, "down" counts down (the category decides
+    the next word, so a model must read it)."""
+    pairs = []
+    for start in range(len(WORDS)):
+        for length in (2, 3, 4, 5):
+            up = WORDS[start : start + length]
+            down = WORDS[max(0, start - length + 1) : start + 1][::-1]
+            pairs += [("up", " ".join(up)), ("down", " ".join(down))]
+    return pairs
+
+
+CORPUS = _corpus()
+RECIPE = {"training": {"peak_learning_rate": 0.02, "warmup_steps": 10}}
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """`{"transformer": conditioned model, "gru": plain model}`, each overfit on CORPUS."""
+    keras.utils.set_random_seed(1)
+    models = {
+        "transformer": kseq.zoo.language_model(
+            "transformer", train_data=CORPUS, recipe=RECIPE, num_layers=1, num_heads=2,
+            hidden_dim=16, intermediate_dim=32, dropout=0.0, max_length=12),
+        "gru": kseq.zoo.language_model(
+            "gru", train_data=[text for _, text in CORPUS], recipe=RECIPE, hidden_dim=16,
+            units=24, dropout=0.0, max_length=12),
+    }
+    for model in models.values():  # 150 steps as one epoch: no per-epoch overhead
+        data = CORPUS if model.categories else [text for _, text in CORPUS]
+        model.fit(model.preprocessor.training_dataset(data, [12], batch_size=32, repeat=True),
+                  steps_per_epoch=150, epochs=1, verbose=0)
+    return models
+
+
+def _recomputing_step(model):
+    """A step that re-runs the whole prefix through the teacher-forced graph (no cache):
+    the state is the prefix `[N, T]`."""
+    def step(token_ids, state, memory, t):
+        columns = tf.range(tf.shape(state["ids"])[1])[None, :]
+        ids = tf.where(tf.equal(columns, t), token_ids[:, None], state["ids"])
+        logits = model({"decoder_ids": ids[:, : t + 1]}, training=False)[:, t]
+        return tf.cast(logits, tf.float32), {"ids": ids}
+    return step
+
+
+@pytest.mark.parametrize("arch", ["transformer", "gru"])
+def test_cached_search_equals_recomputation_greedy_and_sampled(trained, arch):
+    model = trained[arch]
+    start = model.preprocessor.category_ids(["up", "down", "up"] if model.categories else
+                                            ["", "", ""])
+    length = model.max_length
+    recompute = _recomputing_step(model)
+    prefix = {"ids": tf.zeros([3, length], tf.int32)}
+    for sampling in (False, True):
+        settings = model.search_settings(1, sampling=sampling, seed=5 if sampling else None,
+                                         temperature=1.3)
+        ids, _, _ = tf.function(lambda s: model.search(s, settings, compact_finished_rows=False),
+                                autograph=False)(start)
+        search = sample if sampling else greedy_search
+        options = dict(temperature=1.3, seed=5) if sampling else {}
+        want, _, _ = tf.function(lambda s: search(recompute, prefix, {"mask": tf.zeros([3, 0])}, s,
+                                                  max_length=length, end_id=END_ID, **options),
+                                 autograph=False)(start)
+        np.testing.assert_array_equal(ids.numpy()[:, 0], want.numpy())
+        assert (want.numpy() == END_ID).any(axis=1).all()  # the rows ended
+
+
+def test_trained_model_continues_by_its_category(trained):
+    model = trained["transformer"]
+    assert model.generate(["three"], category="up") == ["four five six seven"] or \
+        model.generate(["three"], category="up")[0].startswith("four")
+    assert model.generate(["six"], category="down")[0].startswith("five")
+    # Per-prompt categories, a ragged batch with an empty prompt.
+    texts = model.generate(["two", "", "six five"], category=["up", "down", "down"])
+    assert texts[0].startswith("three") and texts[2].startswith("four")
+
+
+@pytest.mark.parametrize("arch", ["transformer", "gru"])
+def test_ragged_prompt_batch_equals_each_prompt_alone(trained, arch):
+    model = trained[arch]
+    prompts = ["one", "", "two three four", "five six", "seven"]
+    category = ["up", "down", "up", "down", "up"] if model.categories else None
+    for options in ({}, {"beam_size": 3, "n_best": 2}) if model.categories else ({},):
+        batch = model.generate(prompts, category, return_scores=True, **options)
+        alone = [model.generate([p], None if category is None else category[i],
+                                return_scores=True, **options)[0]
+                 for i, p in enumerate(prompts)]
+        assert [text for text, _ in batch] == [text for text, _ in alone]
+        np.testing.assert_allclose([s for _, s in batch], [s for _, s in alone], atol=1e-4)
+
+
+@pytest.mark.parametrize("arch", ["transformer", "gru"])
+def test_teacher_forced_logits_equal_steps_and_prefill(trained, arch):
+    model = trained[arch]
+    features, _ = model.preprocessor(tf.constant(["up", "down"] if model.categories else
+                                                 ["", ""]),
+                                     tf.constant(["one two three four", "five six"]))
+    ids = features["decoder_ids"].to_tensor()
+    forward = model({"decoder_ids": ids}).numpy()
+    memory = model.encode(ids[:, 0])
+    state = model.initial_state(memory)
+    for t in range(ids.shape[1]):
+        logits, state = model.step(ids[:, t], state, memory, t)
+        real = ids[:, t].numpy() != 0
+        np.testing.assert_allclose(logits.numpy()[real], forward[real, t], atol=1e-4)
+    if model.prefill is not None:  # the Transformer: positions < 3 in one pass, then a step
+        state = model.prefill(ids[:, :3], model.initial_state(memory), memory)
+        logits, _ = model.step(ids[:, 3], state, memory, 3)
+        np.testing.assert_allclose(logits.numpy()[0], forward[0, 3], atol=1e-4)
+        grown, _ = model.search_state(memory)  # a cache of 16 slots that grows: the same
+        logits, _ = model.step(ids[:, 3], model.prefill(ids[:, :3], grown, memory), memory, 3)
+        np.testing.assert_allclose(logits.numpy()[0], forward[0, 3], atol=1e-4)
+
+
+@pytest.mark.parametrize("arch", ["transformer", "gru"])
+def test_padding_never_changes_a_real_tokens_output(trained, arch):
+    model = trained[arch]
+    ids = np.array([[model.preprocessor.category_ids(["up"] if model.categories else [""])
+                     .numpy()[0], 4, 5, 6]], "int32")
+    alone = model({"decoder_ids": ids}).numpy()
+    padded = np.zeros((2, 9), "int32")
+    padded[0, :4] = ids[0]
+    padded[1] = [ids[0, 0], 7, 8, 9, 10, 4, 5, 6, 7]
+    together = model({"decoder_ids": padded}).numpy()
+    np.testing.assert_allclose(together[0, :4], alone[0], atol=1e-5)
+
+
+def test_perplexity_below_the_unigram_models_and_wrong_category_worse(trained):
+    model = trained["transformer"]
+    result = model.perplexity(CORPUS)
+    # The unigram model of the same tokens (each text's words and its end token).
+    counts = collections.Counter()
+    for _, text in CORPUS:
+        counts.update(text.split() + ["</s>"])
+    total = sum(counts.values())
+    unigram = math.exp(-sum(n * math.log(n / total) for n in counts.values()) / total)
+    assert result.tokens == total
+    assert result.perplexity < 0.5 * unigram, (result.summary(), unigram)
+    assert result.cross_entropy == pytest.approx(math.log(result.perplexity))
+    assert result.summary().startswith("perplexity ") and "\n" not in result.summary()
+    swapped = [({"up": "down", "down": "up"}[c], t) for c, t in CORPUS]
+    assert model.perplexity(swapped).perplexity > 1.5 * result.perplexity
+    assert model.evaluate(CORPUS)["perplexity"] == pytest.approx(result.perplexity)
+    plain = trained["gru"]
+    assert plain.evaluate([t for _, t in CORPUS]).perplexity < 0.5 * unigram
+
+
+def test_unknown_category_is_one_clear_error(trained):
+    model = trained["transformer"]
+    for call in (lambda: model.generate(["one"], category="sideways"),
+                 lambda: model.generate(["one", "two"], category=["up", "sideways"]),
+                 lambda: model.perplexity([("sideways", "one two")])):
+        with pytest.raises(KseqError, match=r"Unknown category; .*'down', 'up'.*Received: "
+                                            r"category='sideways'$"):
+            call()
+    with pytest.raises(KseqError, match="trained without categories"):
+        trained["gru"].generate(["one"], category="up")
+
+
+def test_keras_round_trip_keeps_categories_and_outputs(trained, tmp_path):
+    for arch, model in trained.items():
+        path = str(tmp_path / f"{arch}.keras")
+        model.save(path)
+        restored = keras.saving.load_model(path)
+        assert type(restored.decoder) is type(model.decoder)
+        assert restored.categories == model.categories
+        ids = np.array([[2, 4, 5, 6, 0]], "int32")
+        np.testing.assert_allclose(restored({"decoder_ids": ids}), model({"decoder_ids": ids}),
+                                   atol=1e-6)
+    assert restored.categories == [] and trained["transformer"].categories == ["down", "up"]
+    assert restored.perplexity(["one two"]).perplexity == pytest.approx(
+        model.perplexity(["one two"]).perplexity, rel=1e-5)
+
+
+@pytest.mark.slow  # two exports traced, one child process
+def test_export_answers_in_a_fresh_process(trained, tmp_path):
+    model = trained["transformer"]
+    greedy_dir = str(tmp_path / "greedy" / "1")
+    model.export(greedy_dir)
+    sampled_dir = str(tmp_path / "sampled" / "1")
+    model.export(sampled_dir, sample=True, top_p=0.9, temperature=1.5)
+    prompts, categories = ["three", "", "six five"], ["up", "down", "down"]
+    want = model.generate(prompts, categories, return_scores=True)
+    sampled = {name: ("serving_default", {"prompt": prompts, "category": categories,
+                                          "seed": [seed] * 3})
+               for name, seed in (("a", 7), ("b", 7))}
+    sampled["unknown"] = ("serving_default", {"prompt": ["one"], "category": ["sideways"],
+                                              "seed": [1]})
+    answers = run_export_tests({  # one child process for both exports
+        "greedy": (greedy_dir, {"greedy": ("serving_default", {"prompt": prompts,
+                                                               "category": categories})}),
+        "sampled": (sampled_dir, sampled)}, loop=True, failing=["unknown"])
+    greedy = answers["greedy"]["greedy"]
+    assert [row[0] for row in greedy["text"]] == [text for text, _ in want]
+    np.testing.assert_allclose([row[0] for row in greedy["score"]],
+                               [scores[0] for _, scores in want], atol=1e-4)
+    sampled = answers["sampled"]
+    assert sampled["a"] == sampled["b"]  # the same seed: the same texts and scores
+    assert "sideways" in sampled["unknown"]["error"]
