@@ -32,7 +32,8 @@ SMOKE = ["bench_search", "bench_step_cache", "bench_token_store_pipeline", "benc
 HELP_ONLY = ["bench_captioner", "bench_scaling", "bench_ctranslate2", "bench_engines", "bench_decode_libreoffice",
              "bench_multi_worker_scaling", "bench_decode_same_weights", "bench_export", "bench_onmt_config",
              "bench_onmt_same_hour", "bench_streaming_decode", "bench_corpus_scale",
-             "bench_real_rows_train_step", "bench_translator", "quality_classifiers",
+             "bench_real_rows_train_step", "bench_translator", "bench_language_model",
+             "quality_classifiers",
              "quality_emoji_captions", "quality_kanji_radicals", "quality_libreoffice",
              "quality_multilingual_captions", "quality_numbers", "quality_shapes_captions",
              "quality_turkish_pos", "quality_tuxpaint_captions"]
@@ -45,7 +46,7 @@ def test_every_script_is_listed():
 
 
 def test_harness_doctests():
-    for name in ("harness", "experiment_helpers", "bench_onmt_same_hour"):
+    for name in ("harness", "experiment_helpers", "bench_onmt_same_hour", "bench_language_model"):
         result = doctest.testmod(importlib.import_module(name))
         assert result.attempted > 0 and result.failed == 0, name
 
