@@ -3,10 +3,10 @@
 Presets are JSON recipes (data, tokenizer, model, training) shipped in
 `kseq/presets/`, some with trained weights (`kseq.presets.catalog`). As in
 keras-hub, a preset name loads its weights; `load_weights=False` builds the
-untrained recipe. Every builder takes `preset` (a preset name, a recipe file,
-or an architecture of the task), `train_data` (pairs to read the vocabulary
-and labels from; default: the recipe's data), `vocab`, `labels` (classes,
-tags), `recipe` (overrides, merged right-most wins), `load_weights`, and
+untrained recipe. Every builder takes `preset` (a preset name, a recipe file, an
+architecture of the task, or a `.keras` file or run folder to load), `train_data` (pairs
+to read the vocabulary and labels from; default: the recipe's data), `vocab`, `labels`
+(classes, tags), `recipe` (overrides, merged right-most wins), `load_weights`, and
 hyper-parameters as keywords; the task class builds (`Task.from_recipe`).
 Bad input raises `KseqError`.
 """
@@ -24,6 +24,7 @@ from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa:
 from kseq.presets.catalog import (canonical_name, close_presets, is_preset,
                                   load_preset_model, presets)
 from kseq.models.renamed_arguments import RENAMED, new_names  # noqa: F401 (kseq 0.1's names)
+from kseq.models.saved_files import load_saved_task, saved_model_file
 
 # The task classes by their recipes' `"task"` (a recipe without one is a translator's).
 TASKS = {task.preset_task: task for task in (Translator, Captioner, SequenceClassifier,
@@ -88,6 +89,8 @@ def _model(task, old_names, model_options, preset, recipe, load_weights, **input
     """A preset's trained model, or `task.from_recipe` of the merged recipe."""
     inputs = new_names(old_names, model_options, dict(inputs, preset=preset))
     preset = inputs.pop("preset")
+    if saved_model_file(preset):  # a `.keras` file or a run folder
+        return load_saved_task(task, preset, {**inputs, "recipe": recipe, **model_options})
     base = _recipe_of(task, preset)  # read once
     if load_weights and is_preset(preset):
         given = sorted(name for name, value in

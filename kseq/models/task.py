@@ -23,6 +23,10 @@ decoder or a head: registered layers) and a preprocessor. The base gives it:
   (the architecture column of `kseq presets`), and what the `kseq` command
   may ask of it: `cli_verbs`, `evaluate_options`, `export_options`. So
   `kseq.zoo` and `kseq.cli` hold no per-task code.
+- **Raw examples in `fit`.** `fit(pairs)`, `fit(x=inputs, y=targets)` and
+  `validation_data=pairs` train through the preprocessor's `training_dataset`
+  with the recipe's batching (`kseq.models.raw_examples`); a loss other than
+  kseq's gets padding labels as sample weight 0 (`_padding_as_weights`).
 - **Raw examples in `predict`.** A task that defines `predict_raw(examples,
   batch_size)` (a classifier, a tagger) answers `predict` / `predict_on_batch`
   on raw examples (a list or 1-D array of strings, bytes, file paths or word
@@ -43,15 +47,14 @@ under those sublayers, as in models saved before the parts existed.
 
 import inspect
 import logging
-import os
 
 import keras
-import numpy as np
-import tensorflow as tf  # eager or graph: see `inference_logits`; `fit`'s dataset check
+import tensorflow as tf  # eager or graph: see `inference_logits`
 
 from kseq.errors import KseqError
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy, ValidationScoreCallback
 from kseq.models.fused_adam import FusedAdam
+from kseq.models.raw_examples import fit_arguments, is_pairs, raw_examples
 from kseq.models.real_rows_train_step import real_rows_train_step
 from kseq.models.recipes import merge
 from kseq.presets.catalog import canonical_name, has_weights, load_preset_model, preset_recipe
@@ -69,34 +72,6 @@ def _constructor_arguments(cls):
 
 def _is_serialized_object(value):
     return isinstance(value, dict) and "class_name" in value and "config" in value
-
-
-def _is_pairs(x):
-    """Whether `evaluate`'s `x` is a list of `(input, reference)` pairs (not model inputs: a
-    dataset, arrays, a dict, or a list of arrays, one per model input)."""
-    return isinstance(x, list) and all(
-        isinstance(pair, (tuple, list)) and len(pair) == 2 and not isinstance(pair[0], (
-            int, float, np.number)) for pair in x)
-
-
-def _is_raw_item(item):
-    return isinstance(item, (str, bytes, os.PathLike)) or (
-        isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item))
-
-
-def _raw_examples(x):
-    """`predict`'s `x` as a list of raw examples (strings, bytes, file paths, word lists), or
-    None when `x` is model inputs (numeric arrays or tensors, dicts, datasets)."""
-    if isinstance(x, tf.Tensor) and x.dtype == tf.string and tf.executing_eagerly():
-        return x.numpy().tolist()
-    if isinstance(x, np.ndarray) and (x.dtype.kind in "US" or (
-            x.dtype.kind == "O" and all(isinstance(item, (str, bytes)) for item in x.flat))):
-        return x.tolist()
-    if isinstance(x, (str, bytes)):
-        return x  # refused by the task's checks, in one line (a common slip)
-    if isinstance(x, (list, tuple)) and (not x or any(_is_raw_item(item) for item in x)):
-        return list(x)  # the task's checks name a bad item
-    return None
 
 
 class _InferenceCall:
@@ -242,6 +217,10 @@ class Task(keras.Model):
             metrics=[MaskedAccuracy(pad_id=self.label_pad_id)],
             jit_compile=bool(training.get("jit_compile", False)),
         )
+        # `preprocessor.training_dataset(pairs)` batches as the recipe does.
+        self.preprocessor.training_defaults = {
+            key: training[key] for key in ("boundaries", "batch_size", "token_budget")
+            if key in training}
         return self
 
     def class_weights(self, training):
@@ -288,16 +267,30 @@ class Task(keras.Model):
         return forward(inputs)
 
     def fit(self, x=None, y=None, *args, **kwargs):
-        """Keras's `fit`; on a `tf.data.Dataset`, `shuffle` defaults to False.
+        """Keras's `fit`, which also trains on raw examples through the preprocessor.
 
-        Keras never shuffles a dataset (kseq's `training_dataset` shuffles
-        itself), yet its default `shuffle=True` makes every `fit(dataset)` warn
-        that the flag is ignored. Arrays keep Keras's default.
+        `fit(pairs)` (a list of `(input, target)` pairs), `fit(x=inputs,
+        y=targets)` (two lists of equal length) and `validation_data=pairs`
+        (or `(inputs, targets)`) become the preprocessor's `training_dataset`:
+        bucketed by length and padded with the recipe's boundaries and batch
+        size or token budget (`batch_size=` replaces them), shuffled unless
+        `shuffle=False`; `validation_split` keeps the last share of the pairs.
+        Model inputs (a `tf.data.Dataset`, arrays) are Keras's own, unchanged;
+        on a dataset `shuffle` defaults to False (Keras never shuffles one, and
+        kseq's `training_dataset` shuffles itself). See `kseq.models.raw_examples`.
+
+        Example:
+        >>> import kseq
+        >>> pairs = [("great film", "positive"), ("dull film", "negative")]
+        >>> model = kseq.zoo.classifier("rnn", train_data=pairs, hidden_dim=8)
+        >>> history = model.fit(pairs, epochs=2, verbose=0)
+        >>> history = model.fit(x=["great plot"], y=["positive"], validation_data=pairs, verbose=0)
+        >>> sorted(history.history)[:2]
+        ['loss', 'masked_accuracy']
         """
-        if isinstance(x, tf.data.Dataset) and len(args) < 7:  # 7: `shuffle` not positional
-            kwargs.setdefault("shuffle", False)
+        x, y, options = fit_arguments(self, x, y, args, kwargs)
         self._build_optimizer()
-        return super().fit(x, y, *args, **kwargs)
+        return super().fit(x, y, **options)
 
     def _build_optimizer(self):
         """Creates the optimizer's variables before the first train step is traced.
@@ -323,7 +316,7 @@ class Task(keras.Model):
         inputs (token ids, dicts, image tensors, datasets) are Keras's own
         `predict`, unchanged: the model's outputs (logits).
         """
-        examples = _raw_examples(x) if hasattr(self, "predict_raw") else None
+        examples = raw_examples(x) if hasattr(self, "predict_raw") else None
         if examples is None:
             return super().predict(x, batch_size, verbose, steps, callbacks)
         if steps is not None or callbacks:
@@ -334,7 +327,7 @@ class Task(keras.Model):
 
     def predict_on_batch(self, x):
         """Keras's `predict_on_batch`; raw examples as in `predict`, as one batch."""
-        examples = _raw_examples(x) if hasattr(self, "predict_raw") else None
+        examples = raw_examples(x) if hasattr(self, "predict_raw") else None
         if examples is None:
             return super().predict_on_batch(x)
         return self.predict_raw(examples, max(len(examples), 1))
@@ -351,7 +344,7 @@ class Task(keras.Model):
         keyword arguments) is Keras's `Model.evaluate`, unchanged: the loss and
         compiled metrics on model inputs, as `fit(validation_data=...)` uses.
         """
-        if y is None and not args and _is_pairs(x):
+        if y is None and not args and is_pairs(x):
             return self.evaluate_pairs(x, **kwargs)
         return super().evaluate(x, y, *args, **kwargs)
 
@@ -399,4 +392,23 @@ class Task(keras.Model):
         if reason not in said:
             said.add(reason)
             logger.info("%s trains with Keras's own step: %s.", type(self).__name__, reason)
-        return super().train_step(data)
+        return super().train_step(self._padding_as_weights(data))
+
+    def test_step(self, data):
+        return super().test_step(self._padding_as_weights(data))
+
+    def _padding_as_weights(self, data):
+        """For a loss other than kseq's: padding labels (`label_pad_id`, -1 in a batch's
+        padding rows) become class 0 with sample weight 0 (real ones 1), so a Keras loss
+        never sees an invalid class, and reduces as Keras reduces weighted values (its
+        default averages over every label position). Data with sample weights pass as
+        given."""
+        if self.loss is None or isinstance(self.loss, MaskedSparseCrossEntropy):
+            return data
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        if y is None or sample_weight is not None or not hasattr(y, "dtype") or \
+                "int" not in str(y.dtype):
+            return data
+        real = keras.ops.not_equal(y, self.label_pad_id)
+        labels = keras.ops.where(real, y, keras.ops.zeros_like(y))
+        return x, labels, keras.ops.cast(real, "float32")

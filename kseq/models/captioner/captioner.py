@@ -4,6 +4,8 @@ Shape letters: `B` batch, `H`, `W` image size, `S` memory positions (grid
 cells), `T` caption length, `V` vocabulary, `N` rows in a search step.
 """
 
+import os
+
 import keras
 import numpy as np
 import tensorflow as tf  # tf.data for the cached features
@@ -170,10 +172,16 @@ class Captioner(EncoderDecoderTask):
                 to caption in: its tag is forced as the first token, and left
                 out of the returned captions.
 
+        One image (a file path or encoded `bytes`) is captioned as a list of
+        one, and its one item returned (a `str` for n_best 1).
+
         Raises:
             KseqError: naming the file or row of an image that cannot be read,
                 or a language the captioner was not trained on.
         """
+        if isinstance(images, (str, bytes, os.PathLike)):
+            return self.caption([images], beam_size, length_penalty, alpha, n_best, batch_size,
+                                xla, return_scores, language, **search_options)[0]
         if language is None:
             return self.generate(images, beam_size=beam_size, length_penalty=length_penalty,
                                  alpha=alpha, n_best=n_best, batch_size=batch_size, xla=xla,

@@ -4,6 +4,8 @@ Shape letters: `B` batch, `S` input length (or image grid cells), `E`
 encoder width, `C` classes, `H`, `W` image size.
 """
 
+import os
+
 import keras
 import numpy as np
 import tensorflow as tf  # string constants for the preprocessor
@@ -184,7 +186,11 @@ class SequenceClassifier(Task):
         or uint8 arrays (an image that does not decode is refused, named).
         A text without any token (empty, or only spaces) has no label:
         `("", 0.0)` (and `top_k` of them), as the exported model answers.
+        One input (a `str`, `bytes` or file path) is answered as a list of one,
+        and its one item returned.
         """
+        if isinstance(inputs, (str, bytes, os.PathLike)):
+            return self.predict_labels([inputs], top_k, batch_size)[0]
         top_k = check_int("top_k", top_k, maximum=self.preprocessor.num_classes)
         probabilities, empty = self.probabilities(inputs, batch_size)
         results = []

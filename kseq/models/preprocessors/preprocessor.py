@@ -11,6 +11,10 @@ from kseq.data.pipeline.bucketing import (bucket_by_length, count_bucketed_batch
 # Inference inputs are padded to a multiple of this, so a search or a model compiles for
 # few widths.
 LENGTH_STEP = 8
+# `training_dataset`'s boundaries and batch size when neither the call nor the recipe sets
+# them (`kseq train`'s default boundaries).
+DEFAULT_BOUNDARIES = (16, 32, 48, 64)
+DEFAULT_BATCH_SIZE = 32
 
 
 def padded_ids(ragged, max_length):
@@ -88,9 +92,50 @@ class Preprocessor:
                                      reduce_retracing=True)
         return cache[key]
 
-    def training_dataset(self, data, boundaries, batch_size=None, token_budget=None,
+    # The recipe's `training` batching keys (`boundaries`, `batch_size`, `token_budget`),
+    # set by `Task.compile_from_recipe`; None for a preprocessor of no compiled model.
+    training_defaults = None
+
+    def batching(self, boundaries=None, batch_size=None, token_budget=None):
+        """`(boundaries, batch_size, token_budget)` with the defaults filled in.
+
+        Unset boundaries are the recipe's (`training_defaults`), else 16, 32,
+        48, 64 (`kseq train`'s) cut at and ending with the longest input the
+        preprocessor makes (its `max_length`, `max_source_length`,
+        `max_target_length`), so none is left out. Without `batch_size` and
+        `token_budget`, the recipe's (one of them), else a batch size of 32.
+
+        Example:
+        >>> import kseq
+        >>> tok = kseq.text.WordTokenizer.build_vocabulary(["great film"])
+        >>> pre = kseq.models.ClassifierPreprocessor(tok, ["negative", "positive"], 40)
+        >>> pre.batching()
+        ([16, 32, 40], 32, None)
+        >>> pre.training_defaults = {"boundaries": [8, 16], "token_budget": 256}
+        >>> pre.batching(), pre.batching(batch_size=4)
+        (([8, 16], None, 256), ([8, 16], 4, None))
+        """
+        defaults = self.training_defaults or {}
+        if boundaries is None:
+            boundaries = defaults.get("boundaries")
+        if boundaries is None:
+            longest = max([getattr(self, name) for name in (
+                "max_length", "max_source_length", "max_target_length")
+                if isinstance(getattr(self, name, None), int)] or [64])
+            boundaries = [b for b in DEFAULT_BOUNDARIES if b < longest] + [longest]
+        if batch_size is None and token_budget is None:
+            batch_size, token_budget = defaults.get("batch_size"), defaults.get("token_budget")
+            if batch_size is None and token_budget is None:
+                batch_size = DEFAULT_BATCH_SIZE
+        return list(boundaries), batch_size, token_budget
+
+    def training_dataset(self, data, boundaries=None, batch_size=None, token_budget=None,
                          shuffle=True, seed=0, repeat=False, cache=None):
         """Raw examples -> bucketed, padded, prefetched batches for `fit`.
+
+        `boundaries`, `batch_size` and `token_budget` default to the model's
+        recipe (`batching`): `model.preprocessor.training_dataset(pairs)` makes
+        the batches `kseq train` would.
 
         Examples of known number (a list, or a dataset of known cardinality
         such as `from_tensor_slices`'s) without `repeat` give a dataset that
@@ -112,6 +157,7 @@ class Preprocessor:
         trains, prepared and tokenised once into shards on disk
         (`kseq.data.corpus.file_training_data`), in bounded memory.
         """
+        boundaries, batch_size, token_budget = self.batching(boundaries, batch_size, token_budget)
         if isinstance(data, (str, os.PathLike)):
             from kseq.data.corpus.file_training_data import file_training_dataset
 

@@ -99,12 +99,25 @@ class Translator(EncoderDecoderTask):
         UTF-8 (or a lone surrogate in a `str`) becomes U+FFFD, as in the
         exported model. `prefixes` (one target-side string per text) force
         the start of each translation; the search continues it, scoring only
-        what it adds.
+        what it adds. One string (`str` or `bytes`, with one prefix string)
+        is translated as a list of one, and its one item returned: a `str`
+        (a list for n_best > 1, a tuple with `return_scores`).
+
+        Example:
+        >>> import kseq
+        >>> model = kseq.zoo.translator("numbers_fr_transformer")
+        >>> model.translate("nine"), model.translate(["nine"])
+        ('neuf', ['neuf'])
         """
-        return self.generate(texts, beam_size=beam_size, length_penalty=length_penalty,
-                             alpha=alpha, n_best=n_best, batch_size=batch_size, xla=xla,
-                             return_scores=return_scores, return_truncated=return_truncated,
-                             prompts=prefixes, **search_options)
+        single = isinstance(texts, (str, bytes))
+        if single:
+            texts = [texts]
+            prefixes = [prefixes] if isinstance(prefixes, (str, bytes)) else prefixes
+        outputs = self.generate(texts, beam_size=beam_size, length_penalty=length_penalty,
+                                alpha=alpha, n_best=n_best, batch_size=batch_size, xla=xla,
+                                return_scores=return_scores, return_truncated=return_truncated,
+                                prompts=prefixes, **search_options)
+        return outputs[0] if single else outputs
 
     def serving_spec(self, beam_size=4, n_best=1, length_penalty="gnmt", alpha=0.6,
                      max_length=None, xla=False):
