@@ -74,9 +74,11 @@ def _as_list(values):
     return [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
 
 
-def raw_pairs(x, y):
+def raw_pairs(x, y, alone=False):
     """`fit`'s `x` and `y` as `(input, target)` pairs, or None when they are model inputs;
-    `KseqError` (one line) when they are raw but do not pair up."""
+    `KseqError` (one line) when they are raw but do not pair up. With `alone` (a task whose
+    examples need no target: a language model's texts), raw `x` without `y` is returned as
+    a list, as its preprocessor reads it."""
     if x is None or isinstance(x, tf.data.Dataset):
         return None
     if y is None and is_pairs(x):
@@ -88,6 +90,8 @@ def raw_pairs(x, y):
         if isinstance(examples, (str, bytes)):
             raise KseqError(f"`fit` takes a list of inputs, not one string. Received: "
                             f"x={short(x)}")
+        if y is None and alone and examples:
+            return examples
         if y is None:
             raise KseqError(f"`fit` on raw inputs needs their targets: `fit(x=inputs, "
                             f"y=targets)`, or `fit(pairs)` of (input, target) pairs. "
@@ -102,10 +106,10 @@ def raw_pairs(x, y):
     return pairs
 
 
-def _validation_pairs(validation):
+def _validation_pairs(validation, alone=False):
     """`validation_data` as pairs when raw (a list of pairs, or `(inputs, targets)`)."""
     if isinstance(validation, list):
-        return raw_pairs(validation, None)
+        return raw_pairs(validation, None, alone)
     if isinstance(validation, tuple) and len(validation) == 2:
         return raw_pairs(*validation)
     return None
@@ -139,7 +143,7 @@ def fit_arguments(model, x, y, args, kwargs):
     if repeated:
         raise TypeError(f"fit() got multiple values for {repeated}")
     options.update(kwargs)
-    pairs = raw_pairs(x, y)
+    pairs = raw_pairs(x, y, alone=getattr(model, "examples_without_targets", False))
     batch_size = None
     if pairs is not None:
         if options.get("sample_weight") is not None:
@@ -153,7 +157,8 @@ def fit_arguments(model, x, y, args, kwargs):
         batch_size = options.pop("batch_size", None)
         shuffle = options.get("shuffle", True)
         x, y = training_batches(model, pairs, batch_size, bool(shuffle)), None
-    validation = _validation_pairs(options.get("validation_data"))
+    validation = _validation_pairs(options.get("validation_data"),
+                                   getattr(model, "examples_without_targets", False))
     if validation is not None:
         size = options.pop("validation_batch_size", None) or batch_size
         options["validation_data"] = training_batches(model, validation, size, shuffle=False)
