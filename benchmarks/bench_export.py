@@ -9,6 +9,11 @@ each new input shape retraces nothing but the SavedModel's graph runs as is.
 Prints JSON and writes `benchmarks/results/bench_export.json`.
 
     .venv/bin/python benchmarks/bench_export.py
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+SavedModel serving, beam 4, the zoo numbers model (`bench_export.py`): one sentence p50 13
+ms, p99 25 ms; batch of 64: 308 sentences/s; export 6.8 MB
 """
 
 import os

@@ -21,6 +21,20 @@ matmuls, float32 weights and loss): native on CPUs with `avx512_bf16` /
 `--compare-keras-adam` also times the same batches with Keras's own Adam in
 place of kseq's `FusedAdam` (the rest of `compile_from_recipe` unchanged),
 alternated with it for `--rounds` rounds: does the fused update pay at this size?
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+kseq on the OpenNMT-tf configuration, 4,096-token batches (`bench_onmt_config.py`): with
+`--boundaries 8,12,16,20,24,28,32,40,48,64,96` (80.5% real slots): 2,112 and 2,030 real
+tokens/s in two runs = 1.03× and 0.99× OpenNMT-tf 2.32's 2,056 measured on the same cores
+(`benchmarks/experiments/peer_opennmt_libreoffice.py`), and 2,061 = 1.00× with the real-rows
+train step (`_run3.json`, on a day this machine ran ~15% slower); the preset's six buckets
+(71% real): 1,734 = 0.84×; with `--jit` (11 XLA compilations, 496 s, excluded): 1,722 =
+0.84× — XLA does not pay here; `--compare-keras-adam` (kseq's `FusedAdam` against Keras's
+`Adam` on the same 8 batches, buckets 24/48, three alternated rounds, AVX2 2-core CPU,
+`results/bench_onmt_config_optimizers.json`): 4.89 / 5.49 / 5.47 s a step against 4.63 /
+5.09 / 5.78, median ratio 0.93× — within the rounds' spread: the fused update saves trace
+time (8.5 → 5.7 s for a tiny translator's first step), not step time at this size
 """
 
 import json

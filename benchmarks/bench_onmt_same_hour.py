@@ -19,6 +19,30 @@ vocabulary, dropout 0.1, label smoothing 0.1, Adam, 4,096-token batches); kseq's
 buckets are `--boundaries`. The result holds every round, the medians, and
 kseq / OpenNMT-tf per precision; a bf16 row is an extra (the peer trains in
 float32), never the headline. Prints JSON.
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+kseq and OpenNMT-tf 2.32 on OpenNMT-tf's configuration, **same machine, same hour**,
+alternated in fresh processes (`bench_onmt_same_hour.py --rounds 3 --peer-minutes 6 --steps
+30`, AVX-512 CPU with `amx_bf16`, load average 0.7–2.4 at each start;
+`results/bench_onmt_same_hour.json`): real source + target tokens/s per round, OpenNMT-tf
+(float32, its own `tokens/s` log over 6 minutes from a fresh model) 5,351 / 5,131 / 4,697;
+kseq float32 5,193 / 4,568 / 5,085; kseq `--precision mixed_bfloat16` 6,307 / 6,782 / 7,111.
+Medians: kseq float32 **0.99×** OpenNMT-tf, kseq bf16 **1.32×**. XLA does not pay on this
+CPU either: `bench_onmt_config.py --jit` (one run each, the same session,
+`results/bench_onmt_config_jit_{float32,mixed_bfloat16}.json`) gave 4,871 tokens/s in
+float32 and 4,492 in bf16, below both runs without it: under XLA bf16 loses its gain
+entirely (why was not examined). The peer has no reduced-precision mode on a CPU (its
+`--mixed_precision` turns itself off without an NVIDIA GPU), so the float32 row is the like-
+for-like one. Where the step goes (`experiments/onmt_step_parts.py`, same CPU, 12 batches):
+float32 1.27 s a step = encoder + decoder forward 0.36, tied projection + loss 0.19,
+backward 0.66, FusedAdam + metrics 0.06; dropout (0.1 at every site) 0.15 of it; bf16 0.96 s
+(forward 0.33, projection + loss 0.18, backward 0.45). The 2048² matmul here runs at 323
+GFLOP/s in float32 and 1,033 in bf16 (AMX); the step does 155 GFLOP over real tokens, so
+float32 reaches 122 GFLOP/s (**0.38** of the matmul) and bf16 162 (0.16 of its own): the
+forward hardly gets faster in bf16 (0.36 → 0.33 s for ~38 GFLOP, 37 ms of bf16 matmul), so
+the step is bound by the small ops around the matmuls (attention's per-head score matmuls,
+softmax and masks over short buckets, layer norms, dropout masks, casts), not by arithmetic
 """
 
 import json

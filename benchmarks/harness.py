@@ -26,6 +26,38 @@ Example:
 (4, True)
 >>> sorted(alternated({"a": lambda: 1.0, "b": lambda: 2.0}, rounds=3)["median"].items())
 [('a', 1.0), ('b', 2.0)]
+
+Running them
+
+Every reusable benchmark runs through `benchmarks/harness.py`: the common options `--seed`,
+`--threads`, `--json PATH` (default `benchmarks/results/<name>.json`) and `--smoke` (tiny
+sizes, seconds of work: what `tests/benchmarks/` runs), and one JSON writer that records the
+machine (CPU flags, load average, cores, threads) beside the figures.
+
+```bash
+.venv/bin/python benchmarks/bench_search.py        # search speed vs keras-hub BeamSampler
+.venv/bin/python benchmarks/quality_numbers.py     # the numbers quality figures above
+.venv/bin/python benchmarks/bench_export.py        # SavedModel latency / throughput
+.venv/bin/python benchmarks/experiments/detok_faithfulness.py  # detok(tok(x)) == x on real French/English text
+.venv/bin/python benchmarks/bench_translator.py --json benchmarks/results/bench_translator_run1.json  # kseq vs a keras-hub Transformer, same size (~10 min; --peer-xla: also the peer under XLA; --bf16: also kseq under mixed_bfloat16)
+.venv/bin/python benchmarks/bench_translator_summary.py benchmarks/results/bench_translator_run*.json  # each ratio per run and its median
+.venv/bin/python benchmarks/bench_real_rows_train_step.py  # kseq's real-rows train step vs Keras's step, same model, interleaved (~1 min)
+.venv/bin/python benchmarks/bench_epoch_order_pipeline.py  # kseq train's resumable epoch-ordered input stream vs a shuffle buffer
+.venv/bin/python benchmarks/bench_cli_startup.py   # kseq --help / --version / presets vs `python -c "import tensorflow"`
+.venv/bin/python benchmarks/bench_streaming_decode.py  # kseq translate on a stream vs the old one-call batch path, 100k lines (~4.5 min; --lines 1000000)
+.venv/bin/python benchmarks/quality_libreoffice.py --arch transformer --minutes 40 --output runs/lo
+.venv/bin/python benchmarks/quality_table.py       # the LibreOffice table (Translation), from the JSON; --docs rewrites it here
+.venv/bin/python benchmarks/experiments/peer_opennmt_libreoffice.py --minutes 40 --output runs/peer  # OpenNMT-tf, own venv
+.venv/bin/python benchmarks/bench_onmt_config.py   # kseq on the OpenNMT-tf configuration: real tokens/s vs the peer's
+.venv/bin/python benchmarks/bench_onmt_same_hour.py --rounds 3 --peer-minutes 6 --steps 30  # kseq (float32, bf16) and OpenNMT-tf alternated, same machine, same hour (~35 min)
+.venv/bin/python benchmarks/experiments/onmt_step_parts.py  # where a step of that training goes, float32 vs bf16, and the matmul limits
+.venv/bin/python benchmarks/quality_libreoffice.py --minutes 10 --precision mixed_bfloat16 --output runs/lo_bf16 --json benchmarks/results/quality_libreoffice_transformer_10min_mixed_bfloat16.json  # bf16 training's BLEU (and --precision float32 for its pair)
+.venv/bin/python benchmarks/bench_ctranslate2.py   # kseq vs its own CTranslate2 export, same weights: identity, int8 BLEU, speed (~2 min)
+.venv/bin/python benchmarks/bench_engines.py       # kseq in process, its SavedModel in a fresh process, CT2 float32/int8: batch 1 and 64, 1 and 2 threads, peak RSS (~12 min)
+.venv/bin/python benchmarks/bench_scaling.py --threads 1  # scaling curves: decoding over batch 1-256 / beam 1-8, training over width 128-1024 / length 16-256 (JSON + PNG, ~8 min)
+.venv/bin/python benchmarks/experiments/search_settings_libreoffice.py --model runs/lo/model.keras  # greedy/beam settings chosen on valid
+.venv/bin/python benchmarks/experiments/alignment_numbers.py --model numbers_fr_transformer
+```
 """
 
 import argparse

@@ -9,6 +9,16 @@ neighbour copy of the training label by cosine similarity of raw pixels.
 
 The data (KANJIDIC, CC BY-SA 3.0; IPA Gothic, IPA Font License) is fetched
 from Debian by the builder; nothing of it is committed.
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+**Measured** (`benchmarks/quality_kanji_radicals.py --minutes 10`, JSON in
+`benchmarks/results/quality_kanji_radicals.json`, 2 CPU cores shared with a background
+training): `kanji_radical_classifier` (SmallCnn [32, 64, 128] at 48 px + attention pooling,
+350k parameters, 1,381 steps in the 10-minute cap) reaches **accuracy 0.833** (macro-F1
+0.421: rare radicals have one or two test glyphs) on the 634 test kanji, against 0.057 for
+the majority class (木) and 0.449 for copying the label of the nearest training glyph by
+pixel cosine, in the same run.
 """
 
 import collections

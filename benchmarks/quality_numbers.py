@@ -6,6 +6,23 @@ Trains the `numbers_fr_transformer` preset with `kseq.training.train` for at mos
 Writes `benchmarks/results/quality_numbers.json` and prints it.
 
     .venv/bin/python benchmarks/quality_numbers.py --minutes 12
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+numbers en→fr (`benchmarks/quality_numbers.py`, 1,000 test numbers never seen in training,
+2 CPU cores): see the table below; the JSON is in `benchmarks/results/quality_numbers.json`.
+
+| numbers en→fr, Transformer 2+2, d 64, 240k params, 12 min training cap | exact match | BLEU | chrF | decode 1,000 |
+|---|---|---|---|---|
+| greedy | 1.000 | 100.0 | 100.0 | 4.0 s |
+| beam 4 (GNMT α 0.6) | 1.000 | 100.0 | 100.0 | 11.5 s |
+
+Validation exact match passed 0.99 after 3 epochs (about 3 minutes of training). One
+`make demo` run (4-minute cap, on a machine busy with another job: 3 epochs) gave greedy
+exact match 0.980 / BLEU 98.60 and beam 4 0.981 / BLEU 99.24 on the same 1,000 test numbers. sacrebleu signature:
+`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`. Recipe: the
+`numbers_fr_transformer` preset (`zoo/numbers_fr_transformer/CARD.md`), whose trained
+weights ship inside the package (`kseq.zoo.translator("numbers_fr_transformer")` loads them).
 """
 
 import os

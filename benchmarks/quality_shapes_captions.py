@@ -7,6 +7,15 @@ training (every colour-shape pair and relation does), greedy and beam 4.
 Writes `benchmarks/results/quality_shapes_captions.json` and prints it.
 
     .venv/bin/python benchmarks/quality_shapes_captions.py --minutes 10
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+**Measured** (2 CPU cores, AVX-512 with bf16; JSON in `benchmarks/results/`): the
+`shapes_captioner` preset (SmallCnn 64 px + Transformer decoder 2 × d96, 442k parameters,
+6,000 training images) trained by `kseq train` in 15 epochs, **4.7 minutes** of CPU, captions
+the 696 test images, whose scene tuples never occur in training, with **exact match 1.000**
+greedy and beam 4 (BLEU 100.0, chrF 100.0; validation exact match 0.99 after 4 epochs, 2.5 minutes):
+`benchmarks/quality_shapes_captions.py`.
 """
 
 import os

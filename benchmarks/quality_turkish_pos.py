@@ -7,6 +7,21 @@ to the most-frequent-tag baseline (`experiment_helpers.most_frequent_tag_baselin
 unseen words: the most frequent tag) in the same run.
 
     .venv/bin/python benchmarks/quality_turkish_pos.py --minutes 12
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+**Measured** (`benchmarks/quality_turkish_pos.py --minutes 12`, JSON in
+`benchmarks/results/quality_turkish_pos.json`, 2 CPU cores, AVX-512): the
+`turkish_pos_tagger` preset (character BiGRU 2 × 128, 462k parameters) trained by `kseq
+train` in 4.5 minutes (12 epochs), on the treebank's 485 test sentences (8,025 words, 21.5%
+unseen in training), against the most-frequent-tag baseline in the same run:
+
+| | token accuracy | seen words | unseen words |
+|---|---|---|---|
+| most frequent tag (unseen: NOUN) | 0.894 | 0.931 | 0.756 |
+| kseq `turkish_pos_tagger` | **0.939** | 0.946 | **0.914** |
+
+Per-tag F1 is in the JSON (ONOM and AFFIX, 0.0: a handful of test words each).
 """
 
 import time

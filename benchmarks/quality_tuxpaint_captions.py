@@ -29,6 +29,17 @@ weights trained on them ship. Writes
 
     .venv/bin/python benchmarks/quality_tuxpaint_captions.py --minutes 5
     .venv/bin/python benchmarks/quality_tuxpaint_captions.py --quick   # a smoke run
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+**Tux Paint** (`benchmarks/quality_tuxpaint_captions.py --minutes 5`, 200 test stamps whose
+English captions never occur in training, one reference each): chrF most frequent 6.4,
+nearest-neighbour copy 29.5, kseq (frozen Lite0 + Transformer) greedy 26.3 / beam 4 25.5,
+SmallCnn from scratch 16.0 / 21.5. kseq beats most-frequent but stays **below the copy**
+(−3.2), in every category (symbols 52.4 vs 55.9, animals 11.9 vs 15.0, …; per-category chrF
+and 10 examples in the JSON); the learning curve at 25 / 50 / 100% of the 659 training
+stamps (same 5 minutes) gives 19.1 / 23.8 / 26.3 against the copy's 25.5 / 27.9 / 29.5: the
+gap shrinks with data (6.4 → 4.1 → 3.2 points).
 """
 
 import collections

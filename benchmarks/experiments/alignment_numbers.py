@@ -8,6 +8,12 @@ is read, and the share of its mass within ±1 source position of the diagonal
 English and French number words run in the same order, so a model that attends
 where it translates puts most of its mass there. Prints JSON (mean, quartiles)
 and writes one heatmap for a look by eye.
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+Transformer numbers model attention (`benchmarks/experiments/alignment_numbers.py`): mean
+attention mass within ±1 source position of the diagonal 0.649 over 98 test sentences
+(quartiles 0.55 / 0.65 / 0.73)
 """
 
 import os as _os

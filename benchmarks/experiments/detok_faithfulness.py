@@ -7,6 +7,12 @@ tokenizer's own normalisation (NFC, whitespace collapsed), since that is what a
 model sees. Writes `benchmarks/experiments/results/detok_faithfulness.json`.
 
     .venv/bin/python benchmarks/experiments/detok_faithfulness.py
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+detokenisation faithfulness, 61k French / 61k English gettext strings: word and char
+tokenizers 100%; WordPiece 99.8% / 99.7% (the rest: characters the vocabulary never saw
+become `<unk>`)
 """
 
 import os as _os

@@ -23,6 +23,28 @@ steps, and reports only OpenNMT-tf's steady tokens/s (no checkpoint needed, no
 decoding): the peer's side of `benchmarks/bench_onmt_same_hour.py`, which
 alternates it with kseq on the same machine; it reuses the data already
 prepared in `--output`.
+
+Measured (the method notes docs/results.md held; its table keeps the headline figures):
+
+**The peer, run here.** `benchmarks/experiments/peer_opennmt_libreoffice.py` trains the issue's
+OpenNMT-tf 2.32 recipe (Transformer 3+3, d 256, ff 1024, 4 heads, shared SentencePiece
+unigram 8k, Adam (0.9, 0.998), Noam scale 0.5 / 1,000 warm-up, label smoothing 0.1, 4,096-token
+batches; beam 4, GNMT 0.6) in its own TensorFlow 2.13 venv, on kseq's split, for the same
+40 minutes on the same two cores, and scores it with the same sacrebleu:
+
+| 40 minutes, 2 CPU cores, LibreOffice en→fr | steps | real tokens/s | test BLEU / chrF (beam 4) | peer_test BLEU / chrF (beam 4) |
+|---|---|---|---|---|
+| kseq Transformer (`libreoffice_en_fr_transformer`) | 1,129 × 2,048 tokens | 1,339 | 30.6 / 55.2 | 31.2 / 55.1 |
+| OpenNMT-tf 2.32, the issue's recipe | 750 × 4,096 tokens (decoded at the step-700 checkpoint) | 2,056 | 1.8 / 13.0 | 1.6 / 12.7 |
+
+Here OpenNMT-tf ran at ~2,100 real tokens/s (1.5× kseq's rate in this table — see the OpenNMT-tf
+configuration row under Speed (docs/results.md#speed)), not the ~9,000 reported with the floor (33.5 / 62.5 after ~4,000 steps), so in
+40 minutes it was still inside its 1,000-step warm-up; kseq's recipe (2,048-token batches,
+400 warm-up steps, peak learning rate 1.5e-3) makes far more of the same minutes. The
+reported run must have had several times this machine's compute: 9,000 tokens/s is ~200 GFLOP/s
+by the 6 × weights-per-token count (~23 MFLOP per token), and a 2048² fp32 matmul gives about
+75 GFLOP/s here. The RNN models learn much more slowly per minute here (a `tf.while_loop`
+decoder over time in training).
 """
 
 import os as _os
