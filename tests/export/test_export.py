@@ -117,8 +117,8 @@ def cli_exported(overfit_translator, exported, tmp_path_factory):
     overfit_translator.save(model_dir / "model.keras")
     base = root / "serving"
     shutil.copytree(exported, base / "numbers" / "1")
-    assert main(["export", str(model_dir), "--output", str(base / "numbers"), "--beam", "4",
-                 "--n-best", "2"]) == 0
+    assert main(["export", str(model_dir / "model.keras"), "--output", str(base / "numbers"),
+                 "--beam", "4", "--n-best", "2"]) == 0  # a .keras file (issue 49 item 7)
     return model_dir, base
 
 
