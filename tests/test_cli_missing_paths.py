@@ -1,7 +1,8 @@
 """A missing file is said before TensorFlow loads (issue 49 item 7): `--data` / `--valid`
-files, globs and folders, model folders and `.keras` files, `evaluate --data` files, and
-the image files of `caption` and of an image `classify` (checked before the model and its
-backbone load; each missing one gets its warning line, exit code 1 when none is left).
+files, globs and folders, model folders and `.keras` files, `evaluate --data` files (and a
+`test` split of a model without a run folder), and the image files of `caption` and of an
+image `classify` (checked before the model and its backbone load; each missing one gets its
+warning line, exit code 1 when none is left).
 
 The rows run in one fresh process that is the `kseq` command (its `sys.argv[0]`, so
 `import kseq` leaves the rooms unimported), through `kseq.cli.main(argv)`, and after each
@@ -52,6 +53,7 @@ def rows(tmp):
         (["classify", data, "x"], 2, ["a .keras file or a preset name, not this file"]),
         (["evaluate", tiny, "--data", f"{gone}.tsv"], 2,
          [f"No such data file (--data takes a TSV or CSV file, or test / valid"]),
+        (["evaluate", tiny, "--data", "test"], 2, ["this model has no run folder (recipe.json)"]),
         (["caption", shapes, f"{gone}.png", f"{gone}.jpg"], 1,
          [f"skipped {gone}.png: Cannot read the image file (No such file or directory)",
           f"skipped {gone}.jpg: Cannot read the image file"]),

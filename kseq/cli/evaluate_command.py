@@ -50,6 +50,9 @@ def _file_pairs(path, model, columns, limit):
     relative to the file."""
     from kseq.data.pipeline.parallel_text import iter_table_rows
 
+    reader = getattr(model, "read_data_file", None)  # a task whose rows are not pairs of
+    if reader is not None:                           # columns (a language model's texts)
+        return reader(path, limit)
     skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
     with contextlib.closing(iter_table_rows(path, columns, skipped=skipped)) as rows:
         pairs = [(source, target) for _, source, target in itertools.islice(rows, limit)]
@@ -68,7 +71,7 @@ def _file_pairs(path, model, columns, limit):
 
 def _evaluate(args):
     _check_output_file(args.output)
-    check_evaluation_data(args.data)  # before the model (and TensorFlow) loads
+    check_evaluation_data(args.data, args.model_dir)  # before the model (and TensorFlow) loads
     if args.columns and args.data in ("test", "valid") and not os.path.isfile(args.data):
         raise KseqError(f"--columns picks the columns of a --data file; the {args.data} split "
                         f"is read as the run recorded it. Received: --data {args.data} "

@@ -71,9 +71,18 @@ def check_data_argument(items, flag="--data"):
             raise KseqError(f"No such data file. Received: {flag} {item}")
 
 
-def check_evaluation_data(data):
-    """`kseq evaluate --data`: a file, or the `test` / `valid` split of the model's run."""
-    if os.path.isfile(data) or data in ("test", "valid"):
+def check_evaluation_data(data, model_dir):
+    """`kseq evaluate --data`: a file, or the `test` / `valid` split of the model's run (a
+    run folder, or the folder of its `model.keras`, holding `recipe.json`; or a preset)."""
+    if os.path.isfile(data):
+        return
+    if data in ("test", "valid"):
+        folder = model_dir if os.path.isdir(model_dir) else os.path.dirname(
+            os.path.abspath(model_dir))
+        if os.path.exists(model_dir) and not os.path.isfile(os.path.join(folder, "recipe.json")):
+            raise KseqError(f"--data {data} is a split of the run a model trained in; this "
+                            f"model has no run folder (recipe.json): give --data FILE. "
+                            f"Received: --data {data}")
         return
     takes = "a TSV or CSV file, or test / valid: a split of the model's run"
     if os.path.isdir(data):
