@@ -129,7 +129,7 @@ def model():
 
 @pytest.mark.parametrize("call, named", [
     (lambda m: m.translate(None), "texts"),
-    (lambda m: m.translate("forty-two"), "texts"),
+    (lambda m: m.translate(42), "texts"),
     (lambda m: m.translate(["a", None]), "texts[1]"),
     (lambda m: m.translate(["a"], beam_size=2.5), "beam_size"),
     (lambda m: m.translate(["a"], beam_size=0), "beam_size"),

@@ -67,13 +67,15 @@ def test_captioner_fit_on_image_bytes_and_captions():
 
 
 def test_training_dataset_batches_as_the_recipe_says():
-    model = kseq.zoo.classifier("rnn", train_data=classifier_fixtures.EXAMPLES, hidden_dim=8,
-                                max_length=16,
-                                recipe={"training": {"boundaries": [4, 8], "batch_size": 5}})
+    tok = kseq.text.WordTokenizer.build_vocabulary([text for text, _ in
+                                                    classifier_fixtures.EXAMPLES])
+    pre = kseq.models.ClassifierPreprocessor(tok, sorted(classifier_fixtures.KEYWORDS.values()),
+                                             16)
+    pre.training_defaults = {"boundaries": [4, 8], "batch_size": 5}  # compile_from_recipe's
     shapes = {tuple(x["token_ids"].shape) for x, _ in
-              model.preprocessor.training_dataset(classifier_fixtures.EXAMPLES)}
+              pre.training_dataset(classifier_fixtures.EXAMPLES)}
     assert shapes <= {(5, 4), (5, 8)} and len(shapes) == 2
-    assert model.preprocessor.batching(batch_size=2) == ([4, 8], 2, None)
+    assert pre.batching(batch_size=2) == ([4, 8], 2, None)
 
 
 @pytest.mark.parametrize("x, y, expected", [

@@ -49,4 +49,5 @@ def test_bad_pairs_name_the_sentence(trained):
     with pytest.raises(kseq.errors.KseqError, match="Sentence 1: tags must be among"):
         pre.to_dataset([("bo", "X")])
     with pytest.raises(kseq.errors.KseqError, match="list"):
-        trained.tag("bo kar")
+        trained.tag(42)
+    assert trained.tag("bo kar") == trained.tag(["bo kar"])[0]  # one sentence, one answer

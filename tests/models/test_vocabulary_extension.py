@@ -4,6 +4,7 @@ before (greedy translations, classifier and tagger probabilities), new tokens ge
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import kseq
 from kseq.models.vocabulary_extension import extend_vocabulary, unknown_token_share
@@ -46,17 +47,19 @@ def test_classifier_and_tagger_answer_old_inputs_as_before():
     import classifier_fixtures
     import tagger_fixtures
 
-    classifier = classifier_fixtures.build("rnn")
-    bigger = extend_vocabulary(classifier, ["plot", "twist"])
-    texts = [text for text, _ in classifier_fixtures.EXAMPLES]
-    np.testing.assert_allclose(bigger.predict(texts), classifier.predict(texts), atol=1e-6)
-    assert bigger.encoder.vocabulary_size == classifier.encoder.vocabulary_size + 1  # "twist"
-    tagger = tagger_fixtures.build()
-    bigger_tagger = extend_vocabulary(tagger, ["q", "x"])  # new characters
-    sentences = [sentence for sentence, _ in tagger_fixtures.EXAMPLES[:8]]
-    np.testing.assert_allclose(bigger_tagger.predict(sentences), tagger.predict(sentences),
-                               atol=1e-6)
-    assert bigger_tagger.preprocessor.tokenizer.vocabulary[-2:] == ["q", "x"]
+    for model, new, texts, name in [
+            (classifier_fixtures.build("rnn"), ["plot", "twist"],  # "plot" is known
+             [text for text, _ in classifier_fixtures.EXAMPLES], "token_ids"),
+            (tagger_fixtures.build(), ["q", "x"],  # new characters
+             [sentence for sentence, _ in tagger_fixtures.EXAMPLES[:8]], "char_ids")]:
+        bigger = extend_vocabulary(model, new)
+        added = [token for token in new if token not in model.preprocessor.tokenizer.vocabulary]
+        assert bigger.preprocessor.tokenizer.vocabulary == \
+            model.preprocessor.tokenizer.vocabulary + added
+        inputs = bigger.preprocessor.inference_inputs(tf.constant(texts))[name]
+        np.testing.assert_array_equal(
+            inputs, model.preprocessor.inference_inputs(tf.constant(texts))[name])
+        np.testing.assert_allclose(bigger({name: inputs}), model({name: inputs}), atol=1e-6)
 
 
 def test_wordpiece_and_bad_tokens_are_refused_in_one_line():

@@ -114,8 +114,12 @@ class SequenceTagger(Task):
         tag (their list is cut, with one warning for the whole call). With
         `return_truncated`, each item gains a last element `truncated` (bool)
         and there is no warning: the caller reports the cuts (`kseq tag` does
-        once for a whole stream).
+        once for a whole stream). One sentence as a `str` is tagged as a list
+        of one, and its one item returned (a list of words stays a list of
+        sentences).
         """
+        if isinstance(sentences, str):
+            return self.tag([sentences], batch_size, return_truncated)[0]
         results, cut = [], 0
         for chunk, joined in self._chunks(sentences, batch_size):
             ids, truncated = self.tag_ids(joined)
