@@ -1,4 +1,5 @@
-"""The `kseq` command: presets, train, translate, caption, classify, tag, evaluate, export.
+"""The `kseq` command: presets, train, translate, caption, classify, tag, generate, evaluate,
+export.
 
 Every error is one line, `kseq: error: ...`, with exit code 2: bad arguments
 (named, with the value received), unreadable files, failed writes, and a
@@ -23,6 +24,7 @@ the options it takes), `decode_stream`, `input_chunks` and `progress_line` (how
 translate, caption, classify and tag read stdin or `--input FILE` as a stream: chunks in,
 each chunk's results out at once, progress on stderr), and the commands: `presets_command`,
 `train_command`, `generate_commands` (translate, caption, classify, tag),
+`text_generation_command` (a language model's generate),
 `evaluate_command`, `export_command`.
 """
 

@@ -12,6 +12,7 @@ from kseq.cli.evaluate_command import _evaluate
 from kseq.cli.export_command import _export
 from kseq.cli.generate_commands import _caption, _classify, _tag, _translate
 from kseq.cli.presets_command import _presets_or_parts
+from kseq.cli.text_generation_command import add_generate_command
 from kseq.cli.train_command import _train
 from kseq.cli.version_option import _Version
 
@@ -21,7 +22,7 @@ CTRANSLATE2_QUANTIZATIONS = ("int8", "int8_float32", "int8_float16", "int8_bfloa
                              "float16", "bfloat16", "float32")
 
 DESCRIPTION = ("The `kseq` command: presets, train, translate, caption, classify, tag, "
-               "evaluate, export.")
+               "generate, evaluate, export.")
 
 
 class _UsageError(Exception):
@@ -241,6 +242,8 @@ def build_parser():
     _input_argument(tag, "sentences")
     _result_arguments(tag)
     tag.set_defaults(run=_tag)
+
+    add_generate_command(commands, common, MODEL_HELP, _integer, _finite_number, _fraction)
 
     evaluate = commands.add_parser("evaluate", help="the task's scores (BLEU / chrF with "
                                                     "sacrebleu's signature, accuracy / F1, "

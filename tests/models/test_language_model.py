@@ -7,6 +7,8 @@ every step.
 """
 
 import collections
+import io
+import json
 import math
 
 import keras
@@ -223,3 +225,48 @@ def test_export_answers_in_a_fresh_process(trained, tmp_path):
     sampled = answers["sampled"]
     assert sampled["a"] == sampled["b"]  # the same seed: the same texts and scores
     assert "sideways" in sampled["unknown"]["error"]
+
+
+def test_cli_generate_and_evaluate(trained, tmp_path, capsys, monkeypatch):
+    from kseq.cli import main
+
+    model = trained["transformer"]
+    path = str(tmp_path / "lm.keras")
+    model.save(path)
+    # stdin lines as a stream, each naming its category; JSON lines
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"up\ttwo\ndown\tsix five\n")))
+    assert main(["generate", path, "--json", "--quiet"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(row["category"], row["prompt"]) for row in rows] == [("up", "two"),
+                                                                  ("down", "six five")]
+    assert [row["text"][0] for row in rows] == model.generate(["two", "six five"],
+                                                              ["up", "down"])
+    # --prompt, seeded sampling: the API's texts for the same seed
+    assert main(["generate", path, "--prompt", "", "--prompt", "five", "--category", "down",
+                 "--sample", "--top-p", "0.9", "--seed", "3", "--count", "2", "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines() == model.generate(
+        ["", "", "five", "five"], "down", sample=True, top_p=0.9, seed=3)
+    assert main(["generate", path, "--prompt", "one", "--category", "sideways"]) == 2
+    assert "Unknown category" in capsys.readouterr().err
+    # evaluate: text lines and category<TAB>text lines, perplexity in one line
+    data = tmp_path / "held_out.txt"
+    data.write_text("".join(f"{c}\t{t}\n" for c, t in CORPUS[:10]), encoding="utf-8")
+    assert main(["evaluate", path, "--data", str(data)]) == 0
+    assert capsys.readouterr().out.strip() == model.perplexity(CORPUS[:10]).summary()
+
+
+@pytest.mark.slow
+def test_cli_trains_a_language_model_recipe(tmp_path, capsys, monkeypatch):
+    from kseq.cli import main
+
+    monkeypatch.setenv("KSEQ_HOME", str(tmp_path / "home"))
+    run = tmp_path / "run"
+    assert main(["train", "number_words_lm_tiny", "--output", str(run), "--epochs", "1",
+                 "--set", "data.train_size=60"]) == 0
+    out = capsys.readouterr().out
+    assert "validation perplexity" in out
+    assert main(["evaluate", str(run), "--data", "test"]) == 0
+    summary = capsys.readouterr().out.strip()
+    assert summary.startswith("perplexity ") and summary.endswith(" 60 texts)")
+    assert main(["generate", str(run), "--prompt", "", "--category", "fr", "--quiet"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1

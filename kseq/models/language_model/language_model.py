@@ -21,8 +21,9 @@ import tensorflow as tf  # the generate graph: ragged prompts, per-row shifts
 from kseq.arguments import check_int, check_texts
 from kseq.errors import KseqError
 from kseq.models.generative_task import GenerativeTask
-from kseq.models.language_model.language_model_preprocessor import (category_text_pairs,
-                                                                    UNKNOWN_CATEGORY)
+from kseq.models.language_model.language_model_preprocessor import (UNKNOWN_CATEGORY,
+                                                                    category_text_pairs,
+                                                                    read_text_rows)
 from kseq.models.language_model.perplexity import PerplexityResult, corpus_nats
 from kseq.models.part import check_room
 from kseq.models.recipes import build_data, make_tokenizer
@@ -303,6 +304,11 @@ class LanguageModel(GenerativeTask):
                 for item in x):
             return self.perplexity(x, **kwargs)
         return super().evaluate(x, y, *args, **kwargs)
+
+    @staticmethod
+    def read_data_file(path, limit=None):
+        """`kseq evaluate --data FILE`'s texts: one a line, or `category<TAB>text`."""
+        return read_text_rows(path, limit)
 
     def evaluate_pairs(self, pairs, batch_size=64):
         return self.perplexity(pairs, batch_size=batch_size)

@@ -41,6 +41,35 @@ def category_text_pairs(data, name="data"):
     return [category_of(item, index, name) for index, item in enumerate(data)]
 
 
+def read_text_rows(path, limit=None):
+    """`(category, text)` pairs of a data file (plain or `.gz`): one text a line, or
+    `category<TAB>text`; empty lines are skipped, the first `limit` texts kept (all if
+    None). `KseqError` naming the file for one that cannot be read or is not UTF-8."""
+    import gzip
+
+    pairs = []
+    try:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8-sig") as handle:
+            for number, line in enumerate(handle, start=1):
+                line = line.rstrip("\r\n")
+                if not line.strip():
+                    continue
+                category, text = line.split("\t", 1) if "\t" in line else ("", line)
+                pairs.append((category, text))
+                if limit is not None and len(pairs) >= limit:
+                    break
+    except UnicodeDecodeError:
+        raise KseqError(f"{path}:{number}: not valid UTF-8. Received: {path}") from None
+    except OSError as error:
+        raise KseqError(f"Cannot read the data file ({error.strerror or error}). Received: "
+                        f"{path}") from None
+    if not pairs:
+        raise KseqError(f"No text in the data file (one a line, or category<TAB>text). "
+                        f"Received: {path}")
+    return pairs
+
+
 @keras.saving.register_keras_serializable(package="kseq")
 class LanguageModelPreprocessor(TextTargets, Preprocessor):
     """Tokenises `(category, text)` strings for a `LanguageModel`.
