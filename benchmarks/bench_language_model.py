@@ -455,6 +455,7 @@ def main(argv=None):
                        **{name: row["perplexity"] for name, row in baselines.items()}},
         "baselines": baselines, "best_ngram": best_name, "ngram_seconds": ngram_seconds,
         "model_vs_best_ngram": ratio, "conditioning": conditioning, "samples": sampled,
+        "samples_per_category": args.samples,
         "sample_texts": {c: texts[:10] for c, texts in samples.items()}, "speed": speed,
         "floors": {"perplexity_vs_best_ngram": {"floor": 0.8, "value": ratio,
                                                 "met": ratio <= 0.8},
@@ -463,6 +464,7 @@ def main(argv=None):
                    "sample_category_accuracy": {"floor": 0.6, "value": sampled["accuracy"],
                                                 "met": sampled["accuracy"] >= 0.6}},
     }
+    result["machine"] = harness.machine()  # the load average at the end of the run
     harness.write("bench_language_model", result, args)
     return result
 
