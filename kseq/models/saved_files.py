@@ -50,15 +50,7 @@ def load_saved_task(task, path, given=None):
     folder's `model.keras`, and compiled with that recipe's training section (else the
     defaults): a fresh optimizer. `given` (`{argument: value}`: the zoo builder's other
     arguments) must be empty: the file brings its vocabulary and hyper-parameters.
-
-    Example:
-    >>> import os, tempfile, kseq
-    >>> pairs = [("great film", "positive"), ("dull film", "negative")]
-    >>> model = kseq.zoo.classifier("rnn", train_data=pairs, hidden_dim=8)
-    >>> path = os.path.join(tempfile.mkdtemp(), "mine.keras")
-    >>> model.save(path)
-    >>> load_saved_task(kseq.models.SequenceClassifier, path).label_names
-    ['negative', 'positive']
+    `kseq.zoo.classifier("runs/sms")` is `load_saved_task(SequenceClassifier, "runs/sms")`.
     """
     given = sorted(name for name, value in (given or {}).items() if value)
     if given:

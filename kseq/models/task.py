@@ -283,9 +283,7 @@ class Task(keras.Model):
         >>> import kseq
         >>> pairs = [("great film", "positive"), ("dull film", "negative")]
         >>> model = kseq.zoo.classifier("rnn", train_data=pairs, hidden_dim=8)
-        >>> history = model.fit(pairs, epochs=2, verbose=0)
-        >>> history = model.fit(x=["great plot"], y=["positive"], validation_data=pairs, verbose=0)
-        >>> sorted(history.history)[:2]
+        >>> sorted(model.fit(pairs, verbose=0).history)  # or x=texts, y=labels
         ['loss', 'masked_accuracy']
         """
         x, y, options = fit_arguments(self, x, y, args, kwargs)

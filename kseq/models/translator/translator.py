@@ -101,13 +101,8 @@ class Translator(EncoderDecoderTask):
         the start of each translation; the search continues it, scoring only
         what it adds. One string (`str` or `bytes`, with one prefix string)
         is translated as a list of one, and its one item returned: a `str`
-        (a list for n_best > 1, a tuple with `return_scores`).
-
-        Example:
-        >>> import kseq
-        >>> model = kseq.zoo.translator("numbers_fr_transformer")
-        >>> model.translate("nine"), model.translate(["nine"])
-        ('neuf', ['neuf'])
+        (a list for n_best > 1, a tuple with `return_scores`): `translate("nine")`
+        is `"neuf"` where `translate(["nine"])` is `["neuf"]`.
         """
         single = isinstance(texts, (str, bytes))
         if single:
