@@ -35,7 +35,6 @@ def check_model_argument(model_dir):
     """Raises `KseqError` for a model argument that names nothing loadable: a missing path
     (a bare name that is no preset lists the close preset names), a folder without
     `model.keras`, a file that is not `.keras`, a preset without trained weights."""
-    from kseq.cli.task_loading import _looks_like_a_name, _unknown_name
     from kseq.ctranslate2 import is_ctranslate2_export
     from kseq.presets.catalog import checked_weights_path, has_weights, is_preset
 
@@ -55,6 +54,23 @@ def check_model_argument(model_dir):
         raise _unknown_name(model_dir, "model folder, .keras file or preset")
     else:
         raise KseqError(f"No such model folder or .keras file. Received: {model_dir}")
+
+
+def _unknown_name(name, what):
+    """The error for `name`, neither a file nor a preset: the close preset names (or all of
+    them, as the API lists them)."""
+    from kseq.presets.catalog import close_presets, presets
+
+    close, names = close_presets(name), presets()
+    listed = (f"close presets: {', '.join(close)}" if close
+              else f"the presets: {', '.join(names)}")
+    return KseqError(f"No {what} named {name!r}; {listed} (`kseq presets` describes them). "
+                     f"Received: {name}")
+
+
+def _looks_like_a_name(text):
+    """A bare word (no folder, no `.keras` / `.json` suffix): meant as a preset's name."""
+    return os.sep not in text and "/" not in text and not text.endswith((".keras", ".json"))
 
 
 def check_data_argument(items, flag="--data"):

@@ -100,7 +100,7 @@ def _presets(args):
 
 
 def _card(args):
-    from kseq.cli.task_loading import _unknown_name
+    from kseq.cli.path_checks import _unknown_name
     from kseq.presets.catalog import canonical_name, is_preset, preset_recipe
 
     if not is_preset(args.name):
