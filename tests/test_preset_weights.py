@@ -142,6 +142,7 @@ WHEEL_CHECK = """
 import json, os, runpy, sys, sysconfig
 import numpy as np
 import kseq
+assert "kseq.training" in sys.modules and callable(kseq.training.train)  # issue 49
 from kseq.presets import catalog
 here = os.path.realpath(sysconfig.get_paths()["purelib"])
 assert os.path.realpath(kseq.__file__).startswith(here), kseq.__file__  # the wheel's copy
