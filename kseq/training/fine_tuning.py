@@ -152,8 +152,10 @@ def fine_tuning_training(training, task, fine_tuning, overrides):
     """The run's training section: `training` with the task's `FINE_TUNING` schedule, the
     recipe's `fine_tuning` schedule and the overrides' training section on top."""
     schedule = {k: v for k, v in (fine_tuning or {}).items() if k in SCHEDULE_KEYS}
-    return {**training, **FINE_TUNING.get(task, FINE_TUNING["translator"]), **schedule,
-            **((overrides or {}).get("training") or {})}
+    batching = {} if training.get("batch_size") or training.get("token_budget") else \
+        {"batch_size": 32}  # a bare .keras file records no recipe
+    return {**training, **batching, **FINE_TUNING.get(task, FINE_TUNING["translator"]),
+            **schedule, **((overrides or {}).get("training") or {})}
 
 
 def fine_tuning_recipe(source, recipe, overrides, options):

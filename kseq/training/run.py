@@ -575,14 +575,15 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     except KseqError:
         _forget_discarded_run(run, records, store, step, steps_per_epoch)
         raise
+    result = None
     if "fine_tuning" in recipe:
         _finish_fine_tuning(model, recipe, best, origin)
+        if before is not None:  # scored by the trained model itself (its search is traced)
+            result = fine_tuning.forgetting_line(origin, model, data.held_out("valid"), before)
     with distribution.scope():
         model = _save_final(model, run, store, training, "fine_tuning" in recipe)
-    if before is not None:
-        line = fine_tuning.forgetting_line(origin, model, data.held_out("valid"), before)
-        if line:
-            print(line, flush=True)
+    if result:
+        print(result, flush=True)
     splits = corpus.builder_splits if corpus.builder_splits is not None else \
         {split: data.held_out(split) for split in ("valid", "test")}
     return model, splits, validation.history if validation else []
