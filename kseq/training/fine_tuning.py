@@ -48,8 +48,8 @@ from kseq.errors import KseqError
 # Per task: what replaces the training section's schedule (then the recipe's own
 # `fine_tuning` section, then the command's overrides, win).
 FINE_TUNING = {
-    "translator": {"peak_learning_rate": 3e-4, "warmup_steps": 50, "epochs": 5},
-    "captioner": {"peak_learning_rate": 3e-4, "warmup_steps": 50, "epochs": 5},
+    "translator": {"peak_learning_rate": 5e-4, "warmup_steps": 30, "epochs": 8},
+    "captioner": {"peak_learning_rate": 5e-4, "warmup_steps": 30, "epochs": 8},
     "classifier": {"peak_learning_rate": 1e-3, "warmup_steps": 20, "epochs": 4},
     "tagger": {"peak_learning_rate": 1e-3, "warmup_steps": 20, "epochs": 4},
 }

@@ -50,7 +50,7 @@ def test_translator_from_a_keras_file_keeps_weights_and_vocabulary(overfit_trans
                  "--set", "training.bleu_subset=0"]) == 0  # no search: traced once per model
     out = capsys.readouterr().out
     assert out.startswith(f"fine-tuning {source} (a translator, ")
-    assert "peak learning rate 0.0003, warm-up 50 steps, 1 epochs" in out
+    assert "peak learning rate 0.0005, warm-up 30 steps, 1 epochs" in out
     tuned = loaded(run)
     assert getattr(tuned, "optimizer", None) is None  # model.keras: no optimizer state
     assert tuned.source_tokenizer.vocabulary == overfit_translator.source_tokenizer.vocabulary
