@@ -55,6 +55,11 @@ def _export_ctranslate2(args):
             raise KseqError(f"`--format ctranslate2` writes one folder, with no {flag}. "
                             f"Received: {flag}")
     model = _load_task(args.model_dir, "export")
+    if hasattr(model, "export_ctranslate2"):  # a task with a layout of its own (a language
+        folder = model.export_ctranslate2(args.output, quantization=args.quantization)
+        if not args.quiet:                    # model's: CTranslate2's decoder-only Generator)
+            print(f"exported {folder}: {_size(export_bytes(folder))} (CTranslate2)")
+        return None
     given = dict(alpha=args.alpha, length_penalty=args.length_penalty,
                  max_length=args.max_length)
     options = {name: value for name, value in given.items() if value is not None}

@@ -270,3 +270,25 @@ def test_cli_trains_a_language_model_recipe(tmp_path, capsys, monkeypatch):
     assert summary.startswith("perplexity ") and summary.endswith(" 60 texts)")
     assert main(["generate", str(run), "--prompt", "", "--category", "fr", "--quiet"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1
+
+
+def test_ctranslate2_export_generates_as_the_keras_model(trained, tmp_path, capsys):
+    from kseq.cli import main
+    from kseq.ctranslate2 import CTranslate2LanguageModel
+
+    model = trained["transformer"]
+    path, folder = str(tmp_path / "lm.keras"), str(tmp_path / "ct2")
+    model.save(path)
+    assert main(["export", path, "--format", "ctranslate2", "--output", folder]) == 0
+    assert "(CTranslate2)" in capsys.readouterr().out
+    engine = CTranslate2LanguageModel(folder)
+    prompts = ["three", "", "six five", "one two", "eight", "", "seven six five four"]
+    categories = ["up", "down", "down", "up", "down", "up", "down"]
+    want = model.generate(prompts, categories, return_scores=True)
+    got = engine.generate(prompts, categories, return_scores=True)
+    assert [text for text, _ in got] == [text for text, _ in want]  # greedy: identical
+    np.testing.assert_allclose([s for _, s in got], [s for _, s in want], atol=1e-4)
+    assert main(["generate", folder, "--prompt", "two", "--category", "up", "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines() == model.generate(["two"], "up")
+    with pytest.raises(KseqError, match="Transformer language models only.*GRU"):
+        trained["gru"].export_ctranslate2(str(tmp_path / "gru"))

@@ -337,6 +337,15 @@ class LanguageModel(GenerativeTask):
             alpha=alpha, max_length=max_length, sample=sample, temperature=temperature,
             top_k=top_k, top_p=top_p, no_repeat_ngram_size=no_repeat_ngram_size, xla=xla)
 
+    def export_ctranslate2(self, directory, quantization=None, overwrite=False):
+        """Writes a Transformer language model as a CTranslate2 decoder-only model folder
+        (`kseq.models.language_model.ctranslate2_export`; `kseq generate FOLDER` and
+        `kseq.ctranslate2.CTranslate2LanguageModel` run it without TensorFlow)."""
+        from kseq.models.language_model.ctranslate2_export import export_ctranslate2
+
+        return export_ctranslate2(self, directory, quantization=quantization,
+                                  overwrite=overwrite)
+
     # === Recipes (see kseq.models.task) ===
 
     @classmethod
