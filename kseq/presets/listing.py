@@ -38,6 +38,8 @@ def architecture(recipe):
             return model.get("arch", "transformer")
         pair = (model.get("encoder", "transformer"), model.get("decoder", "transformer"))
         return TRANSLATOR_PARTS.get(pair, "+".join(pair))
+    if task == "language_model":  # `LanguageModel.describe`: the `arch`
+        return str(model.get("arch", "transformer"))
     if task not in JOINED_KEYS:
         return "-"
     keys, last = JOINED_KEYS[task]
