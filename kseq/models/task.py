@@ -107,6 +107,8 @@ class Task(keras.Model):
     # The score of `evaluate(pairs)` that `validation_callback` logs each epoch as
     # `val_<score>` (None: no report; a generative task reports BLEU instead).
     validation_score = None
+    # Whether a lower `validation_score` is better (a language model's perplexity).
+    lower_score_is_better = False
     # Whether targets are class labels: a training corpus's vocabulary sample then holds
     # every label (`kseq.data.corpus.corpus_preparation`).
     targets_are_labels = False

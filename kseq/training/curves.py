@@ -9,7 +9,8 @@ from kseq.atomic_files import atomic_path
 
 # The validation scores a curve is drawn for, by their epoch-log names and axis labels.
 VALIDATION_SCORES = {"val_bleu": "validation BLEU", "val_accuracy": "validation accuracy",
-                     "val_token_accuracy": "validation token accuracy"}
+                     "val_token_accuracy": "validation token accuracy",
+                     "val_perplexity": "validation perplexity"}
 
 
 def plot_curves(rows, path):

@@ -388,7 +388,9 @@ class BestEpoch(keras.callbacks.Callback):
             return
         self.key = self.key or sorted(scores)[0]
         value = float(scores[self.key])
-        if self.best is None or value > self.best:
+        # A language model's perplexity is better lower (`Task.lower_score_is_better`).
+        sign = -1.0 if getattr(self.model, "lower_score_is_better", False) else 1.0
+        if self.best is None or sign * value > sign * self.best:
             self.best, self.epoch = value, epoch + 1
             self.weights = [np.array(w) for w in self.model.get_weights()]
 
@@ -415,7 +417,7 @@ def blend_with_source(model, source, keep):
 
 def score(model, pairs):
     """`(name, value)`: greedy BLEU for a generative task, else its validation score."""
-    if hasattr(model, "evaluate_bleu"):
+    if getattr(model, "validation_score", None) is None and hasattr(model, "evaluate_bleu"):
         return "BLEU", float(model.evaluate_bleu(pairs, beam_size=1,
                                                  print_signature=False)["bleu"])
     return model.validation_score.replace("_", " "), float(model.evaluate(pairs)[

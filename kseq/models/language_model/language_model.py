@@ -112,6 +112,7 @@ class LanguageModel(GenerativeTask):
     architecture_key = "arch"
     tokenizer_kind = "word"
     validation_score = "perplexity"
+    lower_score_is_better = True  # (fine-tuning's best epoch)
     cli_verbs = ("generate", "evaluate", "export")
     evaluate_options = ("batch_size",)
     export_options = ("beam_size", "n_best", "length_penalty", "alpha", "max_length",
