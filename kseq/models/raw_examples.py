@@ -155,7 +155,7 @@ def fit_arguments(model, x, y, args, kwargs):
             cut = int(math.ceil(len(pairs) * (1.0 - split)))
             pairs, options["validation_data"] = pairs[:cut], pairs[cut:]
         batch_size = options.pop("batch_size", None)
-        shuffle = options.get("shuffle", True)
+        shuffle, options["shuffle"] = options.get("shuffle", True), False  # the dataset's
         x, y = training_batches(model, pairs, batch_size, bool(shuffle)), None
     validation = _validation_pairs(options.get("validation_data"),
                                    getattr(model, "examples_without_targets", False))
