@@ -165,6 +165,20 @@ class Task(keras.Model):
         return False
 
     @classmethod
+    def table_rows(cls, path, columns=None, skipped=None):
+        """A training file's `(line, input, target)` rows, one at a time (here: two
+        columns, `kseq.data.pipeline.parallel_text.iter_table_rows`)."""
+        from kseq.data.pipeline.parallel_text import iter_table_rows
+
+        return iter_table_rows(path, columns, skipped=skipped)
+
+    @classmethod
+    def held_out_key(cls, source, target):
+        """What a file row's split is hashed from (here: its input, so one input never
+        lands in two splits)."""
+        return source
+
+    @classmethod
     def check_training_rows(cls, recipe, rows, path):
         """Checks a training file's `(line, input, target)` rows (1-based lines) before they
         are split, raising `KseqError` that names `path` and the line (here: nothing)."""

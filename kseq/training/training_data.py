@@ -166,7 +166,8 @@ def _file_rows(source, recipe, task, images, totals):
             ("by hash without validation" if valid_files else None)
         skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
         chunk = []
-        for row in iter_table_rows(path, source.get("columns"), skipped=skipped):
+        read = task.table_rows if task is not None else iter_table_rows
+        for row in read(path, source.get("columns"), skipped=skipped):
             if not chunk and row[0] == 1 and source.get("columns") is None:
                 _check_not_a_header(path, row)
             chunk.append(row)
@@ -222,7 +223,8 @@ def _checked(rows, path, recipe, task, images, split=None):
     for line, source, target in rows:
         row_split = split
         if split is None or split == "by hash without validation":
-            row_split = split_of(source, valid_percent=0 if split else SHARES["valid"])
+            key = task.held_out_key(source, target) if task is not None else source
+            row_split = split_of(key, valid_percent=0 if split else SHARES["valid"])
         if images:
             source = source if os.path.isabs(source) else os.path.join(folder, source)
             if not os.path.isfile(source):

@@ -292,3 +292,22 @@ def test_ctranslate2_export_generates_as_the_keras_model(trained, tmp_path, caps
     assert capsys.readouterr().out.splitlines() == model.generate(["two"], "up")
     with pytest.raises(KseqError, match="Transformer language models only.*GRU"):
         trained["gru"].export_ctranslate2(str(tmp_path / "gru"))
+
+
+def test_data_files_are_text_lines_split_by_the_text(tmp_path):
+    import gzip
+
+    from kseq.data.corpus.held_out_split import split_of
+
+    path = tmp_path / "texts.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("a plain text\nsport\tthe team won\n\nmusic\t\nmusic\ta\tsong\n")
+    skipped = {}
+    rows = list(kseq.models.LanguageModel.table_rows(str(path), skipped=skipped))
+    assert rows == [(1, "", "a plain text"), (2, "sport", "the team won"),
+                    (5, "music", "a\tsong")]
+    assert skipped == {"empty": 2}
+    key = kseq.models.LanguageModel.held_out_key("sport", "the team won")
+    assert split_of(key) == split_of("the team won")
+    with pytest.raises(KseqError, match="--columns does not apply"):
+        kseq.models.LanguageModel.table_rows(str(path), columns=("a", "b"))

@@ -23,6 +23,7 @@ from kseq.errors import KseqError
 from kseq.models.generative_task import GenerativeTask
 from kseq.models.language_model.language_model_preprocessor import (UNKNOWN_CATEGORY,
                                                                     category_text_pairs,
+                                                                    iter_text_rows,
                                                                     read_text_rows)
 from kseq.models.language_model.perplexity import PerplexityResult, corpus_nats
 from kseq.models.part import check_room
@@ -305,6 +306,22 @@ class LanguageModel(GenerativeTask):
                 for item in x):
             return self.perplexity(x, **kwargs)
         return super().evaluate(x, y, *args, **kwargs)
+
+    @classmethod
+    def table_rows(cls, path, columns=None, skipped=None):
+        """A training file's rows for `kseq train --data`: one text a line, or
+        `category<TAB>text` (`(line, category, text)`; `--columns` does not apply)."""
+        if columns is not None:
+            raise KseqError(f"A language model's data file is one text a line (or "
+                            f"category<TAB>text): --columns does not apply. Received: "
+                            f"--columns {','.join(columns)}")
+        return iter_text_rows(path, skipped)
+
+    @classmethod
+    def held_out_key(cls, source, target):
+        """A text's split is hashed from the text (not its category: every category has
+        held-out texts)."""
+        return target
 
     @staticmethod
     def read_data_file(path, limit=None):

@@ -41,29 +41,34 @@ def category_text_pairs(data, name="data"):
     return [category_of(item, index, name) for index, item in enumerate(data)]
 
 
-def read_text_rows(path, limit=None):
-    """`(category, text)` pairs of a data file (plain or `.gz`): one text a line, or
-    `category<TAB>text`; empty lines are skipped, the first `limit` texts kept (all if
-    None). `KseqError` naming the file for one that cannot be read or is not UTF-8."""
-    import gzip
+def iter_text_rows(path, skipped=None):
+    """`(line, category, text)` rows of a data file (plain or gzip), one at a time: one text
+    a line, or `category<TAB>text`. Empty texts and lines that are not UTF-8 are skipped,
+    counted in `skipped` (`{"empty": n, "not_utf8": n}`) when given."""
+    from kseq.data.pipeline.parallel_text import _open
 
-    pairs = []
-    try:
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8-sig") as handle:
-            for number, line in enumerate(handle, start=1):
-                line = line.rstrip("\r\n")
-                if not line.strip():
-                    continue
-                category, text = line.split("\t", 1) if "\t" in line else ("", line)
-                pairs.append((category, text))
-                if limit is not None and len(pairs) >= limit:
-                    break
-    except UnicodeDecodeError:
-        raise KseqError(f"{path}:{number}: not valid UTF-8. Received: {path}") from None
-    except OSError as error:
-        raise KseqError(f"Cannot read the data file ({error.strerror or error}). Received: "
-                        f"{path}") from None
+    skipped = {} if skipped is None else skipped
+    with _open(path) as handle:  # a one-line error naming an unreadable path
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                skipped["not_utf8"] = skipped.get("not_utf8", 0) + 1
+                continue
+            category, text = line.split("\t", 1) if "\t" in line else ("", line)
+            if not text.strip():
+                skipped["empty"] = skipped.get("empty", 0) + 1
+                continue
+            yield number, category, text
+
+
+def read_text_rows(path, limit=None):
+    """The first `limit` (all if None) `(category, text)` pairs of a data file (see
+    `iter_text_rows`); `KseqError` naming the file when it holds none."""
+    import itertools
+
+    pairs = [(category, text) for _, category, text in
+             itertools.islice(iter_text_rows(path), limit)]
     if not pairs:
         raise KseqError(f"No text in the data file (one a line, or category<TAB>text). "
                         f"Received: {path}")
