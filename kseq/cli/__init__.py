@@ -20,7 +20,8 @@ are dropped, every other line passes (`--verbose` keeps them all).
 One concept per module: `entry_point` (`main`), `parser` (the arguments, no
 TensorFlow), `argument_types`, `version_option`, `stderr_filter`, `results` (how
 commands print), `task_loading` and `task_options` (the model a command runs and
-the options it takes), `decode_stream`, `input_chunks` and `progress_line` (how
+the options it takes), `path_checks` (the files a command names, checked before TensorFlow
+loads), `part_listing` (what `presets --parts` prints), `decode_stream`, `input_chunks` and `progress_line` (how
 translate, caption, classify and tag read stdin or `--input FILE` as a stream: chunks in,
 each chunk's results out at once, progress on stderr), and the commands: `presets_command`,
 `train_command`, `generate_commands` (translate, caption, classify, tag),
