@@ -48,6 +48,7 @@ PYTHON_SAMPLES = {
         ('boundaries=[8, 16, 24, 32]', 'boundaries=[32]'),  # one bucket: one traced shape
         ('epochs=10', 'epochs=0')],  # the run's shared trained translator: `answering`
     'model.export("export/translator/1")': [],
+    'model.fit(my_pairs, epochs=2)': [('epochs=2', 'epochs=1')],
     # docs/tasks.md
     'prefixes=["quarante", "cinquante"]': [
         ('kseq.data.numbers_dataset("fr")["test"]',
@@ -291,6 +292,16 @@ class FakeServing:
         for name, value in signature(**{k: tf.constant(v) for k, v in inputs.items()}).items():
             reply.outputs[name].CopyFrom(tf.make_tensor_proto(value.numpy()))
         return reply
+
+
+def test_fine_tune_sample_runs():
+    import kseq
+
+    pairs = [("a warm, funny film", "positive"), ("a dull, tired plot", "negative")] * 8
+    namespace = {"kseq": kseq, "my_pairs": pairs}
+    exec(sample("model.fit(my_pairs, epochs=2)"), namespace)  # the preset, fitted one epoch
+    assert namespace["model"].label_names == ["negative", "positive"]
+    assert int(namespace["model"].optimizer.iterations.numpy()) == 1
 
 
 def test_classifier_sample_runs(workdir):

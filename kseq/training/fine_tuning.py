@@ -360,7 +360,8 @@ def settings_line(source, recipe, epochs=None):
     carried = f"vocabulary of {len(size):,}, " if isinstance(size, list) else ""
     parts = [f"peak learning rate {training['peak_learning_rate']:g}",
              f"warm-up {training['warmup_steps']} steps",
-             f"{epochs or training['epochs']} epochs",
+             f"{epochs or training['epochs']} epoch" + ("s" if (epochs or training["epochs"]) > 1
+                                                        else ""),
              "validation every epoch" + (", best epoch kept" if fine_tuning["keep_best"] else "")]
     if fine_tuning.get("freeze"):
         parts.append(f"{fine_tuning['freeze']} frozen")

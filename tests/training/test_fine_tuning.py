@@ -50,7 +50,7 @@ def test_translator_from_a_keras_file_keeps_weights_and_vocabulary(overfit_trans
                  "--set", "training.bleu_subset=0"]) == 0  # no search: traced once per model
     out = capsys.readouterr().out
     assert out.startswith(f"fine-tuning {source} (a translator, ")
-    assert "peak learning rate 0.0005, warm-up 30 steps, 1 epochs" in out
+    assert "peak learning rate 0.0005, warm-up 30 steps, 1 epoch," in out
     tuned = loaded(run)
     assert getattr(tuned, "optimizer", None) is None  # model.keras: no optimizer state
     assert tuned.source_tokenizer.vocabulary == overfit_translator.source_tokenizer.vocabulary
@@ -75,7 +75,11 @@ def test_classifier_from_a_preset_then_from_its_run_folder_with_new_labels(tmp_p
                  write_tsv(tmp_path / "sms.tsv", slice_pairs("sms_spam_classifier")),
                  "--output", same, "--epochs", "1"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("fine-tuning sms_spam_classifier (a classifier, ")
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "training.md"),
+              encoding="utf-8") as handle:  # the first line docs/training.md shows
+        (shown,) = [line for line in handle.read().splitlines()
+                    if line.startswith("fine-tuning sms_spam_classifier (")]
+    assert out.splitlines()[0] == shown.replace("4 epochs", "1 epoch")
     assert "fine-tuning: the source's head and its 2 labels kept" in out
     assert "sms_spam_classifier's card slice (200 examples) accuracy 1 before" in out
     assert first_epoch_loss(same) < 0.2  # a fresh head and encoder start at ln 2 = 0.69
