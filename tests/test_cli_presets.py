@@ -63,7 +63,7 @@ def test_the_parts_listing_is_the_part_catalog(capsys, monkeypatch):
     writes it anew after a part changes)."""
     from kseq.models import part_catalog
 
-    assert PARTS == part_rows(part_catalog.parts())
+    assert PARTS == part_rows(part_catalog.parts()), "python -m kseq.cli.part_listing"
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["presets", "--parts"]) == 0
     lines = capsys.readouterr().out.splitlines()
