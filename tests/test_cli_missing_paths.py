@@ -79,3 +79,20 @@ def test_missing_files_are_said_before_tensorflow_loads(tmp_path):
             failures.append((argv, got, err, tensorflow))
     assert failures == []
     assert sorted(os.listdir(tmp_path)) == ["pairs.tsv", "shapes.keras", "tiny.keras"]
+
+
+def test_the_image_preprocessors_named_are_the_ones_reading_images():
+    """`path_checks.IMAGE_PREPROCESSORS` (written out: the check imports no TensorFlow) are
+    the preprocessor classes whose `input_kind` is "images"."""
+    import kseq.models  # noqa: F401 (every task's preprocessor defined)
+    from kseq.cli.path_checks import IMAGE_PREPROCESSORS
+    from kseq.models.preprocessors.preprocessor import Preprocessor
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    reading = {cls.__name__ for cls in subclasses(Preprocessor)
+               if getattr(cls, "input_kind", None) == "images"}
+    assert reading == set(IMAGE_PREPROCESSORS)

@@ -26,8 +26,8 @@ import zipfile
 
 from kseq.errors import KseqError
 
-# The preprocessors whose inputs are image files (their `input_kind == "images"`; a test
-# keeps this list equal to the classes'), named here so that no TensorFlow is imported.
+# The preprocessors whose inputs are image files (their `input_kind == "images"`;
+# tests/test_cli_missing_paths.py keeps this equal to the classes), named here: no TensorFlow.
 IMAGE_PREPROCESSORS = ("CaptionerPreprocessor", "ImageClassifierPreprocessor")
 
 
