@@ -26,9 +26,8 @@ def _changed(model, before):
 
 
 def test_translator_fit_on_pairs():
-    model = kseq.zoo.translator("transformer", train_data=PAIRS, recipe=ONE_BUCKET, num_layers=1,
-                                num_heads=2, hidden_dim=8, intermediate_dim=16, dropout=0.0,
-                                max_source_length=16, max_target_length=16)
+    model = kseq.zoo.translator("rnn", train_data=PAIRS, recipe=ONE_BUCKET, units=8,
+                                embedding_dim=8, max_source_length=16, max_target_length=16)
     before = [w.numpy().copy() for w in model.trainable_weights]
     model.fit(PAIRS, verbose=0)
     assert _changed(model, before)
