@@ -180,19 +180,20 @@ def _extended_config(model, added):
     config = model.get_config()
     pre = config["preprocessor"]["config"]
     tokenizers = {side: getattr(model.preprocessor, _SIDES[side][0]) for side in added}
-    if len(tokenizers) == 2 and tokenizers["source"].vocabulary == \
+    if set(tokenizers) == {"source", "target"} and tokenizers["source"].vocabulary == \
             tokenizers["target"].vocabulary:  # one vocabulary for both sides: ids must agree
         union = list(dict.fromkeys(added["source"] + added["target"]))
         added = {"source": union, "target": union}
     for side, tokens in added.items():
         attribute, part = _SIDES[side]
+        part_config = (config.get(part) or {}).get("config", {})
+        if attribute not in pre or \
+                part_config.get("vocabulary_size") != len(tokenizers[side].vocabulary):
+            raise KseqError(f"extend_vocabulary extends a vocabulary that one part of the "
+                            f"model reads by its size (its {part}); {type(model).__name__}'s "
+                            f"{side} vocabulary is not one. Received: {type(model).__name__}")
         vocabulary = list(tokenizers[side].vocabulary) + tokens
         pre[attribute] = {**pre[attribute], "vocabulary": vocabulary}
-        part_config = config[part]["config"]
-        if part_config.get("vocabulary_size") != len(tokenizers[side].vocabulary):
-            raise KseqError(f"The {part} of this model does not read the {side} vocabulary "
-                            f"by its size; it cannot be extended. Received: vocabulary_size="
-                            f"{part_config.get('vocabulary_size')!r}")
         part_config["vocabulary_size"] = len(vocabulary)
     return config
 
