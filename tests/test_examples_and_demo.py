@@ -162,3 +162,13 @@ def test_classify_kanji_example_runs_on_given_images(tmp_path):
     assert model.input_name == "images" and len(model.label_names) == 3
     assert sum(sum(row) for row in scores["confusion_matrix"]) == len(EXAMPLES)
     assert os.path.isfile(tmp_path / "export" / "1" / "saved_model.pb")
+
+
+@pytest.mark.slow  # a tiny fit on generated number words, four searches, an export
+def test_language_model_example_runs_tiny(tmp_path, smaller):
+    smaller("number_words_lm_tiny", {"data": {"train_size": 100},
+                                     "training": {"epochs": 1, "boundaries": [24]}})
+    model, result = _example("language_model").main(tiny=True, output=str(tmp_path))
+    assert model.categories == ["de", "en", "fr"]
+    assert 1.0 < result["perplexity"] < float("inf")  # one epoch on 100 numbers: no more
+    assert os.path.isfile(tmp_path / "export" / "1" / "saved_model.pb")
