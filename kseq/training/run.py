@@ -507,8 +507,10 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
         raise KseqError(f"No training pair fits the longest bucket ({max(boundaries)} tokens). "
                         f"Received: {corpus.size('train')} training pairs")
     _check_lengths(data)
-    # the source's scores before training, for the closing report (a new run from it)
-    before = fine_tuning.scores_before(origin, data.held_out("valid")) \
+    # the source's scores before training, for the closing report (a new run from it; the
+    # validation examples only where the recipe validates: bleu_subset / validation_subset)
+    validates = training.get("bleu_subset", 1) and training.get("validation_subset", 1)
+    before = fine_tuning.scores_before(origin, data.held_out("valid") if validates else []) \
         if origin is not None and chief and start.checkpoint is None and not start.continued \
         else None
     step = int(model.optimizer.iterations.numpy())
@@ -579,7 +581,8 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     if "fine_tuning" in recipe:
         _finish_fine_tuning(model, recipe, best, origin)
         if before is not None:  # scored by the trained model itself (its search is traced)
-            result = fine_tuning.forgetting_line(origin, model, data.held_out("valid"), before)
+            result = fine_tuning.forgetting_line(origin, model, data.held_out("valid"),
+                                                 before)
     with distribution.scope():
         model = _save_final(model, run, store, training, "fine_tuning" in recipe)
     if result:

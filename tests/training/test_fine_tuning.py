@@ -15,7 +15,7 @@ import pytest
 
 from kseq.cli import main
 
-pytestmark = pytest.mark.slow  # five one-epoch runs: ~20 s
+pytestmark = pytest.mark.slow  # five one-epoch runs and one fresh-process export check
 
 
 @pytest.fixture(autouse=True)
@@ -83,6 +83,7 @@ def test_classifier_from_a_preset_then_from_its_run_folder_with_new_labels(tmp_p
     assert "fine-tuning: the source's head and its 2 labels kept" in out
     assert "sms_spam_classifier's card slice (200 examples) accuracy 1 before" in out
     assert first_epoch_loss(same) < 0.2  # a fresh head and encoder start at ln 2 = 0.69
+    assert "fine-tuning: kept epoch 1 (validation accuracy " in out
     assert loaded(same).label_names == ["ham", "spam"]
 
     new = str(tmp_path / "new")  # a run folder as the source; other labels: a new head
@@ -119,6 +120,16 @@ def test_tagger_from_a_keras_file_extends_its_character_vocabulary(shared_models
     tuned = loaded(run)
     assert tuned.preprocessor.tokenizer.vocabulary == old + ["ŵ"]
     assert tuned.tag_names == source_model.tag_names
+    # The fine-tuned model's export answers in a fresh process without kseq, as it does here.
+    from testing import run_export_test
+
+    texts = [text for text, _ in sentences[:4]]
+    tuned.export(str(tmp_path / "export" / "1"))
+    answer = run_export_test(str(tmp_path / "export" / "1"),
+                             {"text": ("serving_default", {"text": texts})})["text"]
+    for row, (words, tags) in enumerate(tuned.tag(texts)):
+        assert answer["tokens"][row][:len(words)] == words
+        assert answer["tags"][row][:len(tags)] == tags
 
 
 @pytest.mark.parametrize("argv, message", [
