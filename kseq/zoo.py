@@ -1,14 +1,12 @@
 """`kseq.zoo`: trained models by preset name, and ready-to-fit ones by architecture.
 
-Presets are JSON recipes (data, tokenizer, model, training) shipped in
-`kseq/presets/`, some with trained weights (`kseq.presets.catalog`). As in
-keras-hub, a preset name loads its weights; `load_weights=False` builds the
-untrained recipe. Every builder takes `preset` (a preset name, a recipe file, an
-architecture of the task, or a `.keras` file or run folder to load), `train_data` (pairs
-to read the vocabulary and labels from; default: the recipe's data), `vocab`, `labels`
+Presets are JSON recipes (data, tokenizer, model, training) shipped in `kseq/presets/`, some
+with trained weights (`kseq.presets.catalog`). As in keras-hub, a preset loads its weights;
+`load_weights=False` builds the untrained recipe. Every builder takes `preset` (a preset name,
+a recipe file, an architecture of the task, a saved `.keras` file or run folder), `train_data`
+(pairs giving the vocabulary and labels; default: the recipe's data), `vocab`, `labels`
 (classes, tags), `recipe` (overrides, merged right-most wins), `load_weights`, and
-hyper-parameters as keywords; the task class builds (`Task.from_recipe`).
-Bad input raises `KseqError`.
+hyper-parameters as keywords; the task class's `from_recipe` builds. Bad input: `KseqError`.
 """
 
 import os
@@ -16,8 +14,7 @@ import os
 from kseq import ctranslate2
 from kseq.errors import KseqError
 from kseq.models import ARCHITECTURES  # noqa: F401 (a translator's architectures)
-from kseq.models import (Captioner, LanguageModel, SequenceClassifier, SequenceTagger,
-                         Translator)
+from kseq.models import Captioner, LanguageModel, SequenceClassifier, SequenceTagger, Translator
 from kseq.models.recipe_values import check_model_section, check_sections
 from kseq.models.recipes import (DATA_BUILDERS, balanced_class_weights,  # noqa: F401
                                  build_data, load_recipe, make_tokenizer, merge)
@@ -89,12 +86,11 @@ def _model(task, old_names, model_options, preset, recipe, load_weights, **input
     """A preset's trained model, or `task.from_recipe` of the merged recipe."""
     inputs = new_names(old_names, model_options, dict(inputs, preset=preset))
     preset = inputs.pop("preset")
+    given = sorted(k for k, v in {**inputs, "recipe": recipe, **model_options}.items() if v)
     if saved_model_file(preset):  # a `.keras` file or a run folder
-        return load_saved_task(task, preset, {**inputs, "recipe": recipe, **model_options})
+        return load_saved_task(task, preset, given)
     base = _recipe_of(task, preset)  # read once
     if load_weights and is_preset(preset):
-        given = sorted(name for name, value in
-                       {**inputs, "recipe": recipe, **model_options}.items() if value)
         if given:
             raise KseqError(f"A trained preset brings its own vocabulary and hyper-parameters; "
                             f"to build {canonical_name(preset)!r} anew from {', '.join(given)}, "

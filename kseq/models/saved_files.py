@@ -48,11 +48,10 @@ def load_saved_task(task, path, given=None):
     """The `task` model saved at `path` (a `.keras` file or a run folder: `saved_model_file`),
     in float32 as saved, with the run's recipe in `model.recipe` when the file is a run
     folder's `model.keras`, and compiled with that recipe's training section (else the
-    defaults): a fresh optimizer. `given` (`{argument: value}`: the zoo builder's other
-    arguments) must be empty: the file brings its vocabulary and hyper-parameters.
+    defaults): a fresh optimizer. `given` (the names of the zoo builder's other arguments
+    that were given) must be empty: the file brings its vocabulary and hyper-parameters.
     `kseq.zoo.classifier("runs/sms")` is `load_saved_task(SequenceClassifier, "runs/sms")`.
     """
-    given = sorted(name for name, value in (given or {}).items() if value)
     if given:
         raise KseqError(f"A saved model brings its own vocabulary and hyper-parameters "
                         f"({path}); train it further with `fit`. Received: {', '.join(given)}")
