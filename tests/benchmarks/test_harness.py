@@ -33,6 +33,7 @@ HELP_ONLY = ["bench_captioner", "bench_scaling", "bench_ctranslate2", "bench_eng
              "bench_multi_worker_scaling", "bench_decode_same_weights", "bench_export", "bench_onmt_config",
              "bench_onmt_same_hour", "bench_streaming_decode", "bench_corpus_scale",
              "bench_real_rows_train_step", "bench_translator", "bench_language_model",
+             "bench_fine_tuning",
              "quality_classifiers",
              "quality_emoji_captions", "quality_kanji_radicals", "quality_libreoffice",
              "quality_multilingual_captions", "quality_numbers", "quality_shapes_captions",
