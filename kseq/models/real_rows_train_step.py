@@ -58,3 +58,19 @@ def _track_loss(model, total, batch_size):
     for metric in model.metrics:
         if metric.name == "loss":
             metric.update_state(total * replicas, sample_weight=batch_size)
+
+
+def padding_as_weights(model, data):
+    """`data` as Keras's own step gives it to a loss other than kseq's: padding labels
+    (`model.label_pad_id`; -1 in a batch's padding rows) become class 0 with sample weight 0
+    (real ones 1), so a Keras loss never sees an invalid class, and reduces as Keras reduces
+    weighted values (its default averages over every label position). kseq's loss, and data
+    with sample weights, pass as given."""
+    if model.loss is None or isinstance(model.loss, MaskedSparseCrossEntropy):
+        return data
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    if y is None or sample_weight is not None or "int" not in str(getattr(y, "dtype", "")):
+        return data
+    real = keras.ops.not_equal(y, model.label_pad_id)
+    labels = keras.ops.where(real, y, keras.ops.zeros_like(y))
+    return x, labels, keras.ops.cast(real, "float32")

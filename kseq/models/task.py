@@ -26,7 +26,7 @@ decoder or a head: registered layers) and a preprocessor. The base gives it:
 - **Raw examples in `fit`.** `fit(pairs)`, `fit(x=inputs, y=targets)` and
   `validation_data=pairs` train through the preprocessor's `training_dataset`
   with the recipe's batching (`kseq.models.raw_examples`); a loss other than
-  kseq's gets padding labels as sample weight 0 (`_padding_as_weights`).
+  kseq's gets padding labels as sample weight 0 (`padding_as_weights`).
 - **Raw examples in `predict`.** A task that defines `predict_raw(examples,
   batch_size)` (a classifier, a tagger) answers `predict` / `predict_on_batch`
   on raw examples (a list or 1-D array of strings, bytes, file paths or word
@@ -55,7 +55,7 @@ from kseq.errors import KseqError
 from kseq.metrics import MaskedAccuracy, MaskedSparseCrossEntropy, ValidationScoreCallback
 from kseq.models.fused_adam import FusedAdam
 from kseq.models.raw_examples import fit_arguments, is_pairs, raw_examples
-from kseq.models.real_rows_train_step import real_rows_train_step
+from kseq.models.real_rows_train_step import padding_as_weights, real_rows_train_step
 from kseq.models.recipes import merge
 from kseq.presets.catalog import canonical_name, has_weights, load_preset_model, preset_recipe
 from kseq.models.schedules import WarmupInverseSqrt
@@ -285,15 +285,11 @@ class Task(keras.Model):
     def fit(self, x=None, y=None, *args, **kwargs):
         """Keras's `fit`, which also trains on raw examples through the preprocessor.
 
-        `fit(pairs)` (a list of `(input, target)` pairs), `fit(x=inputs,
-        y=targets)` (two lists of equal length) and `validation_data=pairs`
-        (or `(inputs, targets)`) become the preprocessor's `training_dataset`:
-        bucketed by length and padded with the recipe's boundaries and batch
-        size or token budget (`batch_size=` replaces them), shuffled unless
-        `shuffle=False`; `validation_split` keeps the last share of the pairs.
-        Model inputs (a `tf.data.Dataset`, arrays) are Keras's own, unchanged;
-        on a dataset `shuffle` defaults to False (Keras never shuffles one, and
-        kseq's `training_dataset` shuffles itself). See `kseq.models.raw_examples`.
+        `fit(pairs)`, `fit(x=inputs, y=targets)` and `validation_data=pairs` train
+        on the preprocessor's `training_dataset` with the recipe's batching
+        (`kseq.models.raw_examples.fit_arguments`). Model inputs (a dataset,
+        arrays) are Keras's own; on a dataset `shuffle` defaults to False (Keras
+        never shuffles one; kseq's `training_dataset` shuffles itself).
 
         Example:
         >>> import kseq
@@ -406,23 +402,8 @@ class Task(keras.Model):
         if reason not in said:
             said.add(reason)
             logger.info("%s trains with Keras's own step: %s.", type(self).__name__, reason)
-        return super().train_step(self._padding_as_weights(data))
+        return super().train_step(padding_as_weights(self, data))
 
     def test_step(self, data):
-        return super().test_step(self._padding_as_weights(data))
-
-    def _padding_as_weights(self, data):
-        """For a loss other than kseq's: padding labels (`label_pad_id`, -1 in a batch's
-        padding rows) become class 0 with sample weight 0 (real ones 1), so a Keras loss
-        never sees an invalid class, and reduces as Keras reduces weighted values (its
-        default averages over every label position). Data with sample weights pass as
-        given."""
-        if self.loss is None or isinstance(self.loss, MaskedSparseCrossEntropy):
-            return data
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        if y is None or sample_weight is not None or not hasattr(y, "dtype") or \
-                "int" not in str(y.dtype):
-            return data
-        real = keras.ops.not_equal(y, self.label_pad_id)
-        labels = keras.ops.where(real, y, keras.ops.zeros_like(y))
-        return x, labels, keras.ops.cast(real, "float32")
+        """Keras's step (for another loss than kseq's, `padding_as_weights` first)."""
+        return super().test_step(padding_as_weights(self, data))
