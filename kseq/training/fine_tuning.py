@@ -95,6 +95,7 @@ def load_source(spec):
         folder = spec if os.path.isdir(spec) else os.path.dirname(os.path.abspath(spec))
         recipe = _recorded_recipe(folder) or _plain(getattr(model, "recipe", None) or {})
         recipe["task"] = type(model).preset_task
+        recipe.pop("fine_tuning", None)  # how the source was made, not how to fine-tune it
         return Source(model.compile_from_recipe(recipe.get("training", {})), recipe, spec)
     raise KseqError(f"--from takes a preset that ships weights, a run folder holding "
                     f"model.keras, or a .keras file. Received: --from {spec}")
