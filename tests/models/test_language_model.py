@@ -53,10 +53,10 @@ def trained():
             "gru", train_data=[text for _, text in CORPUS], recipe=RECIPE, hidden_dim=16,
             units=24, dropout=0.0, max_length=12),
     }
-    for model in models.values():  # 150 steps as one epoch: no per-epoch overhead
+    for model in models.values():  # 100 steps as one epoch: no per-epoch overhead
         data = CORPUS if model.categories else [text for _, text in CORPUS]
         model.fit(model.preprocessor.training_dataset(data, [12], batch_size=32, repeat=True),
-                  steps_per_epoch=150, epochs=1, verbose=0)
+                  steps_per_epoch=100, epochs=1, verbose=0)
     return models
 
 
