@@ -30,6 +30,7 @@ import logging
 import os
 
 from kseq.data.corpus.corpus_files import corpus_files, describe_files, fingerprint
+from kseq.data.corpus.corpus_parts import prepare_corpus_in_parts
 from kseq.data.corpus.corpus_preparation import (SAMPLE_SIZE, CorpusRow, is_prepared,
                                                   prepare_corpus)
 from kseq.data.corpus.held_out_split import SHARES, split_of
@@ -51,6 +52,8 @@ COLUMN_NAMES = {"text", "label", "labels", "source", "target", "input", "output"
                 "sentiment", "translation", "question", "answer", "path", "file", "filename",
                 "en", "fr", "de", "es"}
 CHECKED_ROWS = 10_000  # rows a task checks at a time
+# Files of at least this many bytes in all are prepared in one process a core.
+PARALLEL_BYTES = 64 << 20
 CORPUS_FORMAT = "kseq-corpus-2"  # 2: warnings kept in the manifest
 
 
@@ -97,10 +100,16 @@ def prepared_corpus(recipe, source, report=None):
     folder = os.path.join(kseq_home(), "corpora", key)
     if not is_prepared(folder):
         warnings = []
+        jobs = preparation_jobs(source, recipe) if source["kind"] == "file" and \
+            not images else None
         with _kept_warnings(warnings):
-            prepare_corpus(rows, folder, sample_size=sample, seed=seed, inputs=inputs,
-                           labels=labels, report=report,
-                           extra={"skipped": skipped, "key": key, "warnings": warnings})
+            facts = {"sample_size": sample, "seed": seed, "inputs": inputs, "labels": labels,
+                     "report": report,
+                     "extra": {"skipped": skipped, "key": key, "warnings": warnings}}
+            if jobs:
+                prepare_corpus_in_parts(read_job_rows, jobs, folder, **facts)
+            else:
+                prepare_corpus(rows, folder, **facts)
     else:  # what the preparation said about the data, said again
         for line in PreparedCorpus(folder).manifest.get("warnings", []):
             logging.getLogger("kseq").warning("%s", line)
@@ -160,30 +169,83 @@ def _file_rows(source, recipe, task, images, totals):
     """Each file's usable rows, checked by the task `CHECKED_ROWS` at a time; skipped
     rows are added up in `totals`. With validation files (`source["valid"]`), their rows
     are the validation split and the data files' hash split holds out only a test share."""
+    for path, split in _file_splits(source):
+        yield from _one_file_rows(path, split, source.get("columns"), recipe, task, images,
+                                  totals)
+
+
+def _file_splits(source):
+    """`(path, split rule)` of every file: "valid", "by hash without validation" (when
+    validation files are given) or None (the hash split)."""
     valid_files = set((source.get("valid") or {}).get("files") or [])
-    for path in _all_files(source):
-        split = "valid" if path in valid_files and path not in source["files"] else \
-            ("by hash without validation" if valid_files else None)
-        skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
-        chunk = []
-        read = task.table_rows if task is not None else iter_table_rows
-        for row in read(path, source.get("columns"), skipped=skipped):
-            if not chunk and row[0] == 1 and source.get("columns") is None:
-                _check_not_a_header(path, row)
-            chunk.append(row)
-            if len(chunk) == CHECKED_ROWS:
-                yield from _checked(chunk, path, recipe, task, images, split)
-                chunk = []
-        yield from _checked(chunk, path, recipe, task, images, split)
-        for kind, count in skipped.items():
-            totals[kind] = totals.get(kind, 0) + count
-        if any(skipped.values()):
-            hint = " (a file of more than two columns needs a header row and --columns " \
-                   "INPUT,TARGET)" if skipped["ragged"] else ""
-            logging.getLogger("kseq").warning(
-                "%s: skipped %s%s", path,
-                ", ".join(f"{count:,} {_SKIPPED[kind]}" for kind, count in skipped.items()
-                          if count), hint)
+    return [(path, "valid" if path in valid_files and path not in source["files"] else
+             ("by hash without validation" if valid_files else None))
+            for path in _all_files(source)]
+
+
+def _one_file_rows(path, split, columns, recipe, task, images, totals):
+    skipped = {"empty": 0, "ragged": 0, "not_utf8": 0}
+    chunk = []
+    read = task.table_rows if task is not None else iter_table_rows
+    for row in read(path, columns, skipped=skipped):
+        if not chunk and row[0] == 1 and columns is None:
+            _check_not_a_header(path, row)
+        chunk.append(row)
+        if len(chunk) == CHECKED_ROWS:
+            yield from _checked(chunk, path, recipe, task, images, split)
+            chunk = []
+    yield from _checked(chunk, path, recipe, task, images, split)
+    for kind, count in skipped.items():
+        totals[kind] = totals.get(kind, 0) + count
+    if any(skipped.values()):
+        hint = " (a file of more than two columns needs a header row and --columns " \
+               "INPUT,TARGET)" if skipped["ragged"] else ""
+        logging.getLogger("kseq").warning(
+            "%s: skipped %s%s", path,
+            ", ".join(f"{count:,} {_SKIPPED[kind]}" for kind, count in skipped.items()
+                      if count), hint)
+
+
+def preparation_jobs(source, recipe, processes=None):
+    """The files of a file source in contiguous groups of about equal size, one a
+    process, when preparing them side by side pays (several files, at least
+    `PARALLEL_BYTES` in all, and several cores; `KSEQ_PREPARATION_PROCESSES` sets the
+    number of processes); else None (one pass in this process)."""
+    splits = _file_splits(source)
+    if processes is None:
+        processes = int(os.environ.get("KSEQ_PREPARATION_PROCESSES", 0)) or None
+        if processes is None:
+            sizes = sum(os.path.getsize(path) for path, _ in splits)
+            processes = _cores() if sizes >= PARALLEL_BYTES else 1
+    processes = min(processes, len(splits))
+    if processes < 2:
+        return None
+    sizes = [max(1, os.path.getsize(path)) for path, _ in splits]
+    groups, share, done = [[]], sum(sizes) / processes, 0
+    for (path, split), size in zip(splits, sizes):
+        if groups[-1] and done >= share * len(groups) and len(groups) < processes:
+            groups.append([])
+        groups[-1].append((path, split))
+        done += size
+    return [{"files": group, "columns": source.get("columns"), "recipe": recipe,
+             "task": recipe.get("task", "translator")} for group in groups]
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def read_job_rows(job, skipped):
+    """A preparation job's rows (`preparation_jobs`), in a worker process."""
+    from kseq import zoo
+
+    task = zoo.TASKS.get(job["task"])
+    for path, split in job["files"]:
+        yield from _one_file_rows(path, split, job["columns"], job["recipe"], task, False,
+                                  skipped)
 
 
 _SKIPPED = {"empty": "line(s) with an empty input or target",

@@ -10,6 +10,10 @@ target; any bytes). The folder is filled under a temporary name and published
 whole (`kseq.data.sources.cache_folders`), its `manifest.json` last: a killed
 preparation leaves nothing that could be read as prepared.
 
+A corpus of several large files is prepared in several processes and merged
+(`corpus_parts.prepare_corpus_in_parts`); both write the folder through
+`PreparedPart` and `finish_folder`.
+
 Example:
 >>> import tempfile, os
 >>> rows = (CorpusRow("mem", n, f"{n} apples", f"{n} pommes") for n in range(300))
@@ -20,8 +24,10 @@ Example:
 """
 
 import collections
+import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -65,37 +71,72 @@ def prepare_corpus(rows, folder, *, sample_size=SAMPLE_SIZE, seed=0, inputs="tex
     """
     if is_prepared(folder):
         return read_manifest(folder)
+    with scratch_beside(folder) as scratch:
+        part = PreparedPart(scratch, sample_size, seed, labels)
+        progress = _Progress(report)
+        try:
+            for row in rows:
+                part.add(row)
+                progress.update(part.writer, part.sample)
+        finally:
+            part.writer.close()
+        finish_folder(scratch, part.summary(), inputs, extra)
+        progress.finish(part.writer, part.sample)
+    publish_directory(scratch, folder, is_prepared)
+    return read_manifest(folder)
+
+
+@contextlib.contextmanager
+def scratch_beside(folder):
+    """A temporary folder beside `folder`, removed if the block fails."""
     parent = os.path.dirname(os.path.abspath(folder))
     os.makedirs(parent, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=parent)
-    writer = _ShardWriter(scratch)
-    sample, firsts = Reservoir(sample_size, seed), {}
-    targets = collections.Counter() if labels else None
-    progress = _Progress(report)
     try:
-        for row in rows:
-            split = row.split or split_of(row.input)
-            writer.write(split, row.input, row.target)
-            if split == "train":
-                sample.add((row.input, row.target))
-                if targets is not None:
-                    _count_label(targets, firsts, row)
-            progress.update(writer, sample)
-        writer.close()
-        manifest = _manifest(writer, sample, firsts, targets, inputs, extra)
-        _write_sample(scratch, sample.items + [p for p in firsts.values()
-                                               if p not in sample.items])
-        with open(os.path.join(scratch, "manifest.json"), "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle, indent=1)
-        progress.finish(writer, sample)
+        yield scratch
     except BaseException:
-        writer.close()
-        import shutil
-
         shutil.rmtree(scratch, ignore_errors=True)
         raise
-    publish_directory(scratch, folder, is_prepared)
-    return read_manifest(folder)
+
+
+def finish_folder(scratch, summary, inputs, extra):
+    """Writes the sample, then the manifest (last: it marks the folder whole)."""
+    kept = set(summary["items"]) if summary["firsts"] else set()
+    firsts = [pair for pair in summary["firsts"].values() if pair not in kept]
+    _write_sample(scratch, summary["items"] + firsts)
+    targets = summary["targets"]
+    manifest = {"format": FORMAT, "inputs": inputs, "counts": summary["counts"],
+                "shards": summary["names"],
+                "sample": {"file": "sample.tfrecord",
+                           "size": len(summary["items"]) + len(firsts),
+                           "seen": summary["seen"]},
+                "labels": dict(targets) if targets is not None else None, **(extra or {})}
+    with open(os.path.join(scratch, "manifest.json"), "w", encoding="utf-8") as handle:
+        json.dump(manifest, handle, indent=1)
+
+
+class PreparedPart:
+    """What one pass gathers: its splits' shards, a training sample, label counts."""
+
+    def __init__(self, folder, sample_size, seed, labels):
+        self.writer = _ShardWriter(folder)
+        self.sample = Reservoir(sample_size, seed)
+        self.firsts = {}
+        self.targets = collections.Counter() if labels else None
+
+    def add(self, row):
+        split = row.split or split_of(row.input)
+        self.writer.write(split, row.input, row.target)
+        if split == "train":
+            self.sample.add((row.input, row.target))
+            if self.targets is not None:
+                _count_label(self.targets, self.firsts, row)
+
+    def summary(self):
+        return {"counts": dict(self.writer.counts), "names": self.writer.names,
+                "items": self.sample.items, "seen": self.sample.seen,
+                "firsts": self.firsts,
+                "targets": dict(self.targets) if self.targets is not None else None}
 
 
 def is_prepared(folder):
@@ -123,15 +164,6 @@ def _count_label(targets, firsts, row):
             raise KseqError(f"{row.source} line {row.line}: more than {MAX_LABELS:,} distinct "
                             f"labels; is the target column a text? Received: {row.target!r:.80}")
         firsts[row.target] = (row.input, row.target)
-
-
-def _manifest(writer, sample, firsts, targets, inputs, extra):
-    return {"format": FORMAT, "inputs": inputs, "counts": dict(writer.counts),
-            "shards": writer.names,
-            "sample": {"file": "sample.tfrecord", "size": len(sample.items)
-                       + sum(1 for p in firsts.values() if p not in sample.items),
-                       "seen": sample.seen},
-            "labels": dict(targets) if targets is not None else None, **(extra or {})}
 
 
 def _as_bytes(value):
@@ -194,6 +226,13 @@ class _Progress:
         if now - self.last >= self.EVERY_S:
             self.last = now
             self.report(self._line(writer, sample, now))
+
+    def report_count(self, rows, processes):
+        """A line for a preparation in `processes` processes that has read `rows` rows."""
+        now = time.monotonic()
+        rate = rows / max(now - self.started, 1e-9)
+        self.report(f"preparing: {rows:,} examples read ({rate:,.0f}/s) in {processes} "
+                    f"processes")
 
     def finish(self, writer, sample):
         if time.monotonic() - self.started >= self.EVERY_S:
