@@ -214,15 +214,17 @@ def test_export_answers_in_a_fresh_process(trained, tmp_path):
     request = {"prompt": prompts, "category": categories, "seed": [7] * 3}
     answers = run_export_tests({"sampled": (folder, {
         "a": ("serving_default", request), "b": ("serving_default", request),
-        "unknown": ("serving_default", {"prompt": ["one"], "category": ["sideways"],
-                                        "seed": [1]})})}, loop=True,
-        failing=["unknown"])["sampled"]
+        "unknown": ("serving_default", {"prompt": ["one", "two"], "category": ["sideways",
+                                                                             "up"],
+                                        "seed": [1, 1]})})}, loop=True)["sampled"]
     assert answers["a"] == answers["b"]  # the same seed: the same texts and scores
     assert [row[0] for row in answers["a"]["text"]] == [text for text, _ in want]
     np.testing.assert_allclose([row[0] for row in answers["a"]["score"]],
                                [scores[0] for _, scores in want], atol=1e-4)
-    assert answers["a"]["truncated"] == [False] * 3
-    assert "sideways" in answers["unknown"]["error"]
+    assert answers["a"]["truncated"] == [False] * 3 and answers["a"]["valid"] == [True] * 3
+    unknown = answers["unknown"]  # its row empty and flagged; the batch answered
+    assert unknown["valid"] == [False, True] and unknown["text"][0] == [""]
+    assert unknown["score"][0] == [0.0] and unknown["text"][1][0] != ""
 
 
 def test_cli_generate_and_evaluate(trained, tmp_path, capsys, monkeypatch):

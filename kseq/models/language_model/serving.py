@@ -3,17 +3,19 @@
 `serving_default` takes `prompt [B] string` (plus `category [B] string` when
 the model has categories, and `seed [B] int32` when the export samples) and
 returns `{"text": [B, M] string, "score": [B, M] float32, "length": [B, M]
-int32, "truncated": [B] bool}`: each prompt's continuation (without the
-prompt), its score (summed log-probabilities of the generated tokens, length
-penalised for beam search), how many tokens were generated (the end token
-included), and whether the prompt was cut to `max_length - 1` tokens.
+int32, "truncated": [B] bool, "valid": [B] bool}`: each prompt's continuation
+(without the prompt), its score (summed log-probabilities of the generated
+tokens, length penalised for beam search), how many tokens were generated (the
+end token included), whether the prompt was cut to `max_length - 1` tokens, and
+whether the row's category is one the model knows.
 Tokenisation, the search (greedy, beam or sampling, as exported) and
 detokenisation run in the graph; the search runs without XLA unless `xla=True`.
 
 Defined results: an empty prompt starts a text from nothing; invalid UTF-8 is
-replaced by U+FFFD; an empty batch gives empty outputs; a category the model
-does not know (any but "", which means none, for a model without categories)
-fails the request with `InvalidArgumentError` naming it. A
+replaced by U+FFFD; an empty batch gives empty outputs; a row whose category the
+model does not know (any but "", which means none, for a model without
+categories) gets `""`, score 0, length 0 and `valid False`, without failing the
+batch. A
 sampling export draws the whole request with `seed[0]` (one seed per request,
 repeated on every row for TF Serving's row format): the same request with the
 same seed gives the same texts.
@@ -49,14 +51,13 @@ class LanguageModelEndpoints(tf.Module):
         seed = extra.pop(0) if self.sampling else None
         # One seed per request: the first row's (0 for an empty batch, which draws nothing).
         seed = tf.constant(0) if seed is None else tf.concat([seed, [0]], 0)[0]
-        known = self.model.preprocessor.category_ids(category) >= 0
-        check = tf.debugging.Assert(tf.reduce_all(known), [
-            "unknown category; the model knows", tf.constant(self.categories or ["(none)"]),
-            "received", tf.boolean_mask(category, tf.logical_not(known))], summarize=20)
-        with tf.control_dependencies([check]):
-            prompt = tf.identity(prompt)
+        known = self.model.preprocessor.category_ids(category) >= 0  # [B]
+        # An unknown category's row is searched as uncategorised, then emptied.
+        category = tf.where(known, category, "")
         strings, scores, lengths, truncated, _ = self.generate(prompt, category, seed)
-        return {"text": strings, "score": scores, "length": lengths, "truncated": truncated}
+        valid = known[:, None]  # [B, 1]
+        return {"text": tf.where(valid, strings, ""), "score": tf.where(valid, scores, 0.0),
+                "length": tf.where(valid, lengths, 0), "truncated": truncated, "valid": known}
 
 
 def language_model_serving_spec(model, beam_size=1, n_best=1, length_penalty="gnmt",
@@ -88,4 +89,4 @@ def language_model_serving_spec(model, beam_size=1, n_best=1, length_penalty="gn
         metadata={"search": {k: v for k, v in dict(settings).items() if k != "seed"},
                   "xla": xla, "max_length": model.max_length, "categories": model.categories,
                   "signatures": {"serving_default": f"{inputs} -> text/score/length "
-                                                    "[B, n_best], truncated [B]"}})
+                                                    "[B, n_best], truncated/valid [B]"}})
