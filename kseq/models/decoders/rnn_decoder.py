@@ -140,13 +140,15 @@ class RnnDecoder(Decoder):
 
     def hidden_states(self, decoder_ids, memory, training=None):
         """`[B, T, U]` top decoder outputs, before the output projection."""
-        x = self.dropout_layer(self.token_embedding(decoder_ids), training=training)
         if not self.reads_memory:  # zero start states (Keras's default), no context
-            h = x
+            h = self.dropout_layer(self.token_embedding(decoder_ids), training=training)
             for rnn in self.recurrent_layers:
                 h = rnn(h, training=training)[0]
             return h
+        # The memory's layers first: models saved before the parts existed list their
+        # layers in this order.
         attended, h0, initial = self._bridged(memory)
+        x = self.dropout_layer(self.token_embedding(decoder_ids), training=training)
         if self.attention:
             return self.recurrent_layers[0](x, attended, memory_mask=memory["mask"],
                                             initial_state=initial, training=training)
