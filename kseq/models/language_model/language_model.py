@@ -241,7 +241,7 @@ class LanguageModel(GenerativeTask):
             max_length: most tokens of prompt and continuation together (with the end
                 token); default and at most the model's `max_length`.
             beam_size: 1 is greedy search (without `sample`); more is beam search
-                with `length_penalty` ("gnmt", "fairseq" or "none") and `alpha`.
+                with `length_penalty` ("gnmt", "fairseq" or None) and `alpha`.
             sample: draw each token (`temperature`, `top_k`, `top_p`); the same
                 `seed` gives the same texts.
             n_best: outputs per prompt (beam search, `beam_size >= n_best`).
