@@ -114,6 +114,7 @@ class LanguageModel(GenerativeTask):
     tokenizer_kind = "word"
     validation_score = "perplexity"
     lower_score_is_better = True  # (fine-tuning's best epoch)
+    examples_without_targets = True  # `fit(texts)`: a text is a whole example
     cli_verbs = ("generate", "evaluate", "export")
     evaluate_options = ("batch_size",)
     export_options = ("beam_size", "n_best", "length_penalty", "alpha", "max_length",
