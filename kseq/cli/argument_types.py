@@ -78,3 +78,15 @@ def _column_names(text):
         raise argparse.ArgumentTypeError(f"must name two different header columns, the input "
                                          f"and the target. Received: {text!r}")
     return names
+
+
+def _data_service_override(text):
+    """An argparse type for `--data-service grpc://HOST:PORT`: the override
+    `training.data_service` (`kseq.training.data_service.ADDRESS`, written out here so that
+    `kseq --help` loads no TensorFlow)."""
+    import re
+
+    if not re.match(r"^grpc://[^\s:/]+:\d{1,5}$", text):
+        raise argparse.ArgumentTypeError(f"must be grpc://HOST:PORT, the dispatcher's "
+                                         f"address. Received: {text!r}")
+    return {"training": {"data_service": text}}

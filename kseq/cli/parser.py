@@ -6,8 +6,9 @@ Imports no TensorFlow (the command modules import it only inside the commands), 
 
 import argparse
 
-from kseq.cli.argument_types import (_column_names, _finite_number, _fraction, _integer,
-                                     _positive_number, _recipe_override)
+from kseq.cli.argument_types import (_column_names, _data_service_override, _finite_number,
+                                     _fraction, _integer, _positive_number, _recipe_override)
+from kseq.cli.data_service_command import add_data_service_command
 from kseq.cli.evaluate_command import _evaluate
 from kseq.cli.export_command import _export
 from kseq.cli.generate_commands import _caption, _classify, _tag, _translate
@@ -188,6 +189,10 @@ def build_parser():
                             "saved model is float32")
     train.add_argument("--jit-compile", action=argparse.BooleanOptionalAction, default=None,
                        help="compile the train step with XLA (default: the recipe's)")
+    train.add_argument("--data-service", type=_data_service_override, action="append",
+                       dest="set", metavar="grpc://HOST:PORT",
+                       help="train on batches made by a tf.data service (kseq data-service; "
+                            "training.data_service)")
     train.set_defaults(run=_train)
 
     translate = commands.add_parser("translate", help="translate arguments, or stdin (or "
@@ -285,4 +290,5 @@ def build_parser():
                         help="compile the search with XLA (TF Serving needs "
                              "--xla_cpu_compilation_enabled)")
     export.set_defaults(run=_export)
+    add_data_service_command(commands, common, _integer)
     return parser

@@ -51,7 +51,7 @@ def check_recipe(recipe):
 TRAINING_KEYS = ("epochs", "batch_size", "token_budget", "boundaries", "peak_learning_rate",
                  "warmup_steps", "clipnorm", "label_smoothing", "jit_compile", "precision",
                  "strategy", "seed", "bleu_subset", "validation_subset", "class_weight",
-                 "vocabulary_sample", "shuffle_window")
+                 "vocabulary_sample", "shuffle_window", "data_service")
 RECIPE_KEYS = ("task", "description", "domain", "sources", "data", "tokenizer", "model",
                "training", "weights", "fine_tuning")
 
@@ -87,6 +87,7 @@ def _check_training(training):
         check_float("training.label_smoothing", training["label_smoothing"], minimum=0.0,
                     maximum=0.99)
     _check_devices(training)
+    _check_data_service(training)
     if "boundaries" in training:  # null too: the run reads the list as given
         boundaries = training["boundaries"]
         if not isinstance(boundaries, list) or not boundaries:
@@ -94,6 +95,20 @@ def _check_training(training):
                             f"Received: training.boundaries={boundaries!r}")
         for index, value in enumerate(boundaries):
             check_int(f"training.boundaries[{index}]", value, maximum=MAX_LENGTH)
+
+
+def _check_data_service(training):
+    """`training.data_service`: a dispatcher's grpc://HOST:PORT, for a one-process run."""
+    if training.get("data_service") is None:
+        return
+    from kseq.training.data_service import check_address
+
+    check_address(training["data_service"])
+    if training.get("strategy") == "multi-worker":
+        raise KseqError("A run reads from a data service or trains on several workers, not "
+                        "both (each worker would need its own consumer index). Received: "
+                        f"training.data_service={training['data_service']!r}, "
+                        "training.strategy='multi-worker'")
 
 
 def _check_devices(training):

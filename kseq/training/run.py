@@ -77,6 +77,7 @@ from kseq.training.callbacks import (Checkpointing, NonFiniteLossGuard, TimeBudg
 from kseq.training.checkpoints import (CheckpointStore, compiled_from_recipe,
                                        ensure_optimizer_built, estimated_file_bytes)
 from kseq.training.curves import TrainingCurves
+from kseq.training.data_service import served
 from kseq.training import fine_tuning
 from kseq.training.interruption import Interruption
 from kseq.training.progress import Progress
@@ -561,7 +562,9 @@ def _train(recipe, training, distribution, output_dir, data_path, epochs, minute
     callbacks += list(extra_callbacks)
 
     def stream(first, stop, skip):
-        return shard_by_data(data.stream(seed, (first, stop), skip))
+        batches = shard_by_data(data.stream(seed, (first, stop), skip))
+        return served(batches, training["data_service"]) if training.get("data_service") \
+            else batches
 
     if not (start.checkpoint or {}).get("finished"):  # else only the final save is left
         with lost_worker_as_error(training.get("strategy")), \
