@@ -307,3 +307,11 @@ def test_data_files_are_text_lines_split_by_the_text(tmp_path):
     assert split_of(key) == split_of("the team won")
     with pytest.raises(KseqError, match="--columns does not apply"):
         kseq.models.LanguageModel.table_rows(str(path), columns=("a", "b"))
+
+
+def test_options_an_architecture_does_not_take_are_one_line():
+    with pytest.raises(KseqError, match=r"do not fit a language_model \('gru' language models "
+                                        r"take .*; not num_heads\)"):
+        kseq.zoo.language_model("gru", train_data=["one two"], num_heads=2)
+    with pytest.raises(KseqError, match="arch"):
+        kseq.zoo.language_model("transformer", train_data=["one two"], arch="gpt")
