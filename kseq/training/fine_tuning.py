@@ -4,7 +4,8 @@ A source is a preset that ships weights, a run folder holding `model.keras`, or 
 `.keras` file. The run keeps the source's weights, vocabulary, tokenizer and labels
 (its task, model and tokenizer sections), and trains with a fresh optimizer on a
 fine-tuning schedule: the recipe's training section overlaid with `FINE_TUNING`
-(per task: a lower peak learning rate, a short warm-up, few epochs), then with the
+(per task: a lower peak learning rate, never above the recipe's own, a short warm-up, few
+epochs), then with the
 recipe's own `fine_tuning` section, then with the command's overrides. Validation
 runs every epoch and the best epoch's weights are kept (`keep_best`).
 
@@ -32,9 +33,9 @@ subset) keep the head. The saved `model.keras` is float32 without optimizer stat
 (the checkpoints hold it).
 
 Example:
->>> fine_tuning_training({"epochs": 100, "peak_learning_rate": 0.0015}, "classifier", {},
+>>> fine_tuning_training({"epochs": 100, "peak_learning_rate": 0.003}, "classifier", {},
 ...                      {})["peak_learning_rate"]
-0.001
+0.002
 """
 
 import json
@@ -50,8 +51,8 @@ from kseq.errors import KseqError
 FINE_TUNING = {
     "translator": {"peak_learning_rate": 5e-4, "warmup_steps": 30, "epochs": 8},
     "captioner": {"peak_learning_rate": 5e-4, "warmup_steps": 30, "epochs": 8},
-    "classifier": {"peak_learning_rate": 1e-3, "warmup_steps": 20, "epochs": 4},
-    "tagger": {"peak_learning_rate": 1e-3, "warmup_steps": 20, "epochs": 4},
+    "classifier": {"peak_learning_rate": 2e-3, "warmup_steps": 20, "epochs": 6},
+    "tagger": {"peak_learning_rate": 2e-3, "warmup_steps": 20, "epochs": 6},
 }
 SCHEDULE_KEYS = ("peak_learning_rate", "warmup_steps", "epochs")
 FINE_TUNING_KEYS = SCHEDULE_KEYS + ("keep_best", "freeze", "keep_original",
@@ -155,8 +156,12 @@ def fine_tuning_training(training, task, fine_tuning, overrides):
     schedule = {k: v for k, v in (fine_tuning or {}).items() if k in SCHEDULE_KEYS}
     batching = {} if training.get("batch_size") or training.get("token_budget") else \
         {"batch_size": 32}  # a bare .keras file records no recipe
-    return {**training, **batching, **FINE_TUNING.get(task, FINE_TUNING["translator"]),
-            **schedule, **((overrides or {}).get("training") or {})}
+    defaults = dict(FINE_TUNING.get(task, FINE_TUNING["translator"]))
+    if "peak_learning_rate" in training:  # never above the source recipe's own peak
+        defaults["peak_learning_rate"] = min(defaults["peak_learning_rate"],
+                                             training["peak_learning_rate"])
+    return {**training, **batching, **defaults, **schedule,
+            **((overrides or {}).get("training") or {})}
 
 
 def fine_tuning_recipe(source, recipe, overrides, options):

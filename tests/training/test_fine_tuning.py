@@ -79,7 +79,7 @@ def test_classifier_from_a_preset_then_from_its_run_folder_with_new_labels(tmp_p
               encoding="utf-8") as handle:  # the first line docs/training.md shows
         (shown,) = [line for line in handle.read().splitlines()
                     if line.startswith("fine-tuning sms_spam_classifier (")]
-    assert out.splitlines()[0] == shown.replace("4 epochs", "1 epoch")
+    assert out.splitlines()[0] == shown.replace("6 epochs", "1 epoch")
     assert "fine-tuning: the source's head and its 2 labels kept" in out
     assert "sms_spam_classifier's card slice (200 examples) accuracy 1 before" in out
     assert first_epoch_loss(same) < 0.2  # a fresh head and encoder start at ln 2 = 0.69
