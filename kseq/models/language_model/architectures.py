@@ -1,9 +1,10 @@
 """Language models from flat hyper-parameters: a decoder without memory.
 
-| `arch` | decoder |
-|---|---|
-| `"transformer"` | `TransformerDecoder(cross_attention=False)`: pre-LN blocks of causal self-attention (KV cache) and feed-forward; `num_layers`, `num_heads`, `hidden_dim`, `intermediate_dim` (default 4x), `position` |
-| `"gru"`, `"lstm"` | `RnnDecoder(reads_memory=False)`: `num_layers` stacked cells of `units`, embeddings of `embedding_dim` (both default `hidden_dim`) |
+- `"transformer"`: `TransformerDecoder(cross_attention=False)`, pre-LN blocks of causal
+  self-attention (a KV cache) and feed-forward; `num_layers`, `num_heads`, `hidden_dim`,
+  `intermediate_dim` (default 4x), `dropout`, `position`;
+- `"gru"`, `"lstm"`: `RnnDecoder(reads_memory=False)`, `num_layers` stacked cells of
+  `units`, embeddings of `embedding_dim` (both default `hidden_dim`), `dropout`.
 
 Both tie the output projection to the token embedding (an RNN whose `units`
 differ from `embedding_dim` projects to it first). `max_length` is the
