@@ -13,4 +13,4 @@ mkdir -p "$RUNS"
 echo "== debian_descriptions_lm $(date -u +%H:%M:%S) minutes=$MINUTES"
 /usr/bin/time -f "debian_descriptions_lm: %e s wall, %U s user" \
   nice -n 5 "$KSEQ" train debian_descriptions_lm --output "$RUNS/debian_descriptions_lm" \
-  --minutes "$MINUTES" 2>&1 | tee "$RUNS/debian_descriptions_lm.log"
+  --minutes "$MINUTES" 2>&1 | tee -a "$RUNS/debian_descriptions_lm.log"
