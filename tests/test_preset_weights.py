@@ -32,7 +32,10 @@ SLICES_HERE = [name for name in WITH_SLICES if name not in RUN_FROM_THE_WHEEL.va
 CARD_FIGURES = '''
 def card_figures(model, pairs, card):
     """The figures `card` (a catalog `slice_200` entry) records, from `model` on `pairs`:
-    a classifier's or tagger's scores (tools/classifier_card.py), else greedy BLEU and chrF."""
+    a classifier's or tagger's scores (tools/classifier_card.py), a language model's
+    perplexity (tools/language_model_card.py), else greedy BLEU and chrF."""
+    if "perplexity" in card:  # category<TAB>text lines
+        return {"perplexity": float(model.perplexity(pairs).perplexity)}
     if "greedy_bleu" not in card:
         result = model.evaluate_pairs(pairs)
         return {key: float(result[key]) for key in ("accuracy", "token_accuracy", "macro_f1")
@@ -47,8 +50,11 @@ card_figures = _source["card_figures"]
 
 def assert_card_figures(name, figures):
     """`figures` (`card_figures`) match preset `name`'s card: BLEU and chrF within 0.5,
-    a classifier's or tagger's two scores within 0.005."""
+    a classifier's or tagger's two scores within 0.005, a perplexity within 0.5%."""
     card = catalog.preset_recipe(name)["weights"]["slice_200"]
+    if "perplexity" in card:  # within 0.5%
+        assert abs(figures["perplexity"] - card["perplexity"]) <= 0.005 * card["perplexity"]
+        return
     if "greedy_bleu" in card:
         assert abs(figures["greedy_bleu"] - card["greedy_bleu"]) <= 0.5, (name, figures)
         assert abs(figures["greedy_chrf"] - card["greedy_chrf"]) <= 0.5, (name, figures)

@@ -77,6 +77,8 @@ PYTHON_SAMPLES = {
          " for k, v in kseq.data.sms_spam().items()}"),
         ("boundaries=[16, 32, 64, 96]", "boundaries=[96]"),
         ("epochs=6", "epochs=1")],
+    'kseq.zoo.language_model("debian_descriptions_lm")': [],
+    'model.generate(["red"])': [("epochs=30", "epochs=3")],
     # docs/training.md
     'training_dataset("numbers-*.tsv.gz"': [
         ('train_size=20000', 'train_size=64, valid_size=4, test_size=4'),
@@ -150,7 +152,7 @@ def test_the_zoo_signatures_shown_are_the_zoos():
 
     lines = [line for code in blocks("text") for line in code.splitlines()
              if line.startswith("kseq.zoo.")]
-    assert len(lines) == 4
+    assert len(lines) == 5
     for line in lines:
         name = line[len("kseq.zoo."):line.index("(")]
         builder = getattr(kseq.zoo, name)
@@ -392,3 +394,15 @@ def test_every_kseq_line_parses():
     for command in lines:
         args = build_parser().parse_args(shlex.split(command)[1:])
         assert callable(args.run), command
+
+
+def test_language_model_samples_run(workdir, capsys):
+    namespace = {}
+    exec(sample('kseq.zoo.language_model("debian_descriptions_lm")'), namespace)  # weights
+    assert namespace["model"].categories == ["fonts", "games", "graphics", "net", "science",
+                                             "sound"]
+    assert "perplexity" in capsys.readouterr().out
+    assert os.path.isfile(workdir / "export" / "lm" / "1" / "saved_model.pb")
+    plain = {}
+    exec(sample('model.generate(["red"])'), plain)  # a plain language model, fitted 3 epochs
+    assert plain["model"].categories == [] and "perplexity" in capsys.readouterr().out
