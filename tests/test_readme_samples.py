@@ -77,7 +77,8 @@ PYTHON_SAMPLES = {
          " for k, v in kseq.data.sms_spam().items()}"),
         ("boundaries=[16, 32, 64, 96]", "boundaries=[96]"),
         ("epochs=6", "epochs=1")],
-    'kseq.zoo.language_model("debian_descriptions_lm")': [],
+    'kseq.zoo.language_model("debian_descriptions_lm")': [
+        ('model.export("export/lm/1")', 'None')],  # the LM export has its own fresh-process test
     'model.generate(["red"])': [("epochs=30", "epochs=3")],
     # docs/training.md
     'training_dataset("numbers-*.tsv.gz"': [
@@ -402,7 +403,6 @@ def test_language_model_samples_run(workdir, capsys):
     assert namespace["model"].categories == ["fonts", "games", "graphics", "net", "science",
                                              "sound"]
     assert "perplexity" in capsys.readouterr().out
-    assert os.path.isfile(workdir / "export" / "lm" / "1" / "saved_model.pb")
     plain = {}
     exec(sample('model.generate(["red"])'), plain)  # a plain language model, fitted 3 epochs
     assert plain["model"].categories == [] and "perplexity" in capsys.readouterr().out
