@@ -85,7 +85,9 @@ MODEL_RANKS = {"part": 0, "part_catalog": 0, "preprocessors": 0, "schedules": 0,
                "encoders": 1, "decoders": 1,
                "task": 2, "generative_task": 2, "encoder_decoder_task": 2,
                "vocabulary_extension": 2, "raw_examples": 0, "saved_files": 0,
-               "translator": 3, "captioner": 3, "classifier": 3, "tagger": 3}
+               "ctranslate2_layers": 0,
+               "translator": 3, "captioner": 3, "classifier": 3, "tagger": 3,
+               "language_model": 3}
 TASK_FOLDERS = {room for room, rank in MODEL_RANKS.items() if rank == 3}
 
 

@@ -95,7 +95,9 @@ def check_evaluation_data(data, model_dir):
     if data in ("test", "valid"):
         folder = model_dir if os.path.isdir(model_dir) else os.path.dirname(
             os.path.abspath(model_dir))
-        if os.path.exists(model_dir) and not os.path.isfile(os.path.join(folder, "recipe.json")):
+        if os.path.exists(model_dir) and not any(  # a CTranslate2 export is said later
+                os.path.isfile(os.path.join(folder, name))
+                for name in ("recipe.json", "kseq_ctranslate2.json")):
             raise KseqError(f"--data {data} is a split of the run a model trained in; this "
                             f"model has no run folder (recipe.json): give --data FILE. "
                             f"Received: --data {data}")

@@ -24,9 +24,8 @@ import os
 
 from kseq.errors import KseqError
 from kseq.export.staging import publish, staging_directory
-from kseq.models.translator.ctranslate2_export import (QUANTIZATIONS, _activation, _array,
-                                                       _set_attention, _set_feed_forward,
-                                                       _set_inputs)
+from kseq.models.ctranslate2_layers import (QUANTIZATIONS, array, feed_forward_activation, set_attention,
+                                            set_feed_forward, set_inputs)
 from kseq.version import __version__
 
 
@@ -52,10 +51,10 @@ def export_ctranslate2(model, directory, *, quantization=None, overwrite=False):
     """
     from kseq.ctranslate2.translator import import_ctranslate2, is_ctranslate2_export
     from kseq.models.decoders.transformer_decoder import TransformerDecoder
-    from kseq.models.language_model.language_model import LanguageModel
 
-    decoder = getattr(model, "decoder", None)
-    if not isinstance(model, LanguageModel) or not isinstance(decoder, TransformerDecoder):
+    decoder = getattr(model, "decoder", None)  # the task by its name: the task imports this
+    if getattr(model, "preset_task", None) != "language_model" or \
+            not isinstance(decoder, TransformerDecoder):
         raise KseqError("CTranslate2 runs Transformer language models only (a GRU or LSTM "
                         f"language model has no CTranslate2 layout). Received: a "
                         f"{type(model).__name__} with a {type(decoder).__name__}")
@@ -88,14 +87,14 @@ def decoder_model_spec(ctranslate2, model):
     specs, decoder = ctranslate2.specs, model.decoder
     decoder_spec = specs.TransformerDecoderSpec(
         decoder.num_layers, decoder.num_heads, pre_norm=decoder.norm_first,
-        activation=_activation(specs, decoder.blocks), with_encoder_attention=False)
-    _set_inputs(decoder_spec, decoder, decoder_spec.embeddings)
+        activation=feed_forward_activation(specs, decoder.blocks), with_encoder_attention=False)
+    set_inputs(decoder_spec, decoder, decoder_spec.embeddings)
     for block_spec, block in zip(decoder_spec.layer, decoder.blocks):
-        _set_attention(block_spec.self_attention, block.self_attention,
+        set_attention(block_spec.self_attention, block.self_attention,
                        block.self_attention_norm, fused=3)
-        _set_feed_forward(block_spec.ffn, block)
+        set_feed_forward(block_spec.ffn, block)
     # Tied: logits = states · tableᵀ, no bias.
-    decoder_spec.projection.weight = _array(decoder.token_embedding.embeddings)
+    decoder_spec.projection.weight = array(decoder.token_embedding.embeddings)
     spec = specs.TransformerDecoderModelSpec(decoder_spec)
     epsilons = {float(block.layer_norm_epsilon) for block in decoder.blocks}
     epsilons |= {float(decoder.final_norm.epsilon)} if decoder.final_norm is not None else set()

@@ -21,6 +21,7 @@ import tensorflow as tf  # the generate graph: ragged prompts, per-row shifts
 from kseq.arguments import check_int, check_texts
 from kseq.errors import KseqError
 from kseq.models.generative_task import GenerativeTask
+from kseq.models.language_model.generation_graph import Generate, search_function
 from kseq.models.language_model.language_model_preprocessor import (UNKNOWN_CATEGORY,
                                                                     category_text_pairs,
                                                                     iter_text_rows,
@@ -30,56 +31,6 @@ from kseq.models.part import check_room
 from kseq.models.recipes import build_data, make_tokenizer
 
 logger = logging.getLogger("kseq")
-
-
-def drop_prompts(ids, prompt_lengths):
-    """`ids [B, M, T]` whose rows start with their prompt -> the continuations, shifted
-    left by each row's prompt length and padded with 0."""
-    width = tf.shape(ids)[2]
-    padded = tf.pad(ids, [[0, 0], [0, 0], [0, width]])  # [B, M, 2T]
-    columns = tf.range(width)[None, None, :] + prompt_lengths[:, None, None]  # [B, 1, T]
-    columns = tf.broadcast_to(columns, tf.shape(ids))  # [B, M, T]
-    return tf.gather(padded, columns, batch_dims=2)
-
-
-class _Search:
-    """`model.search` for one `settings`, the sampling seed an input (a callable object of
-    its own, see `kseq.models.generative_task._SettingsSearch`)."""
-
-    def __init__(self, model, settings, xla):
-        self.model, self.settings, self.xla = model, settings, xla
-
-    def __call__(self, start_ids, prompt_ids, prompt_lengths, seed):
-        return self.model.search(start_ids, self.settings, prompt_ids, prompt_lengths,
-                                 xla=self.xla, seed=seed)
-
-
-class _Generate:
-    """`generate`'s graph for one search (its own callable, as `_Search`): prompts and
-    categories `[B]` and a seed `[]` -> `(continuations [B, M], scores [B, M], generated
-    lengths [B, M], truncated [B], start ids [B])`; what the export serves too."""
-
-    def __init__(self, model, search):
-        self.model = model
-        self.search = search
-
-    def __call__(self, prompts, categories, seed):
-        inputs = self.model.preprocessor.traced("inference_inputs")(prompts, categories)
-        ids, scores, lengths = self.search(inputs["start_ids"], inputs["prompt_ids"],
-                                           inputs["prompt_lengths"], seed)
-        continuations = drop_prompts(ids, inputs["prompt_lengths"])
-        generated = tf.maximum(lengths - inputs["prompt_lengths"][:, None], 0)
-        return (self.model.output_strings(continuations), scores, generated,
-                inputs["truncated"], inputs["start_ids"])
-
-
-def search_function(model, settings, xla=False):
-    """`_Search` as a `tf.function` (XLA when asked): `(start_ids [B], prompt_ids [B, P],
-    prompt_lengths [B], seed []) -> (ids, scores, lengths)`."""
-    return tf.function(_Search(model, settings, xla), jit_compile=xla or None,
-                       autograph=False, input_signature=[
-                           tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, None], tf.int32),
-                           tf.TensorSpec([None], tf.int32), tf.TensorSpec([], tf.int32)])
 
 
 @keras.saving.register_keras_serializable(package="kseq")
@@ -217,13 +168,13 @@ class LanguageModel(GenerativeTask):
         return categories
 
     def compiled_texts(self, settings, xla=False):
-        """`generate`'s one graph call per batch, cached per settings (see `_Generate`; the
+        """`generate`'s one graph call per batch, cached per settings (see `Generate`; the
         settings' seed is not used: the seed is an input)."""
         cache = self.__dict__.setdefault("_compiled_texts", {})
         key = (settings, xla)
         if key not in cache:
             strings = tf.TensorSpec([None], tf.string)
-            cache[key] = tf.function(_Generate(self, search_function(self, settings, xla)),
+            cache[key] = tf.function(Generate(self, search_function(self, settings, xla)),
                                      input_signature=[strings, strings,
                                                       tf.TensorSpec([], tf.int32)],
                                      autograph=False)

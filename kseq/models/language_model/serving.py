@@ -24,7 +24,7 @@ same seed gives the same texts.
 import tensorflow as tf  # the endpoint is a tf.function over a tf.Module
 
 from kseq.export import ServingSpec
-from kseq.models.language_model.language_model import _Generate, search_function
+from kseq.models.language_model.generation_graph import Generate, search_function
 
 
 class LanguageModelEndpoints(tf.Module):
@@ -37,7 +37,7 @@ class LanguageModelEndpoints(tf.Module):
         self.preprocessor = model.preprocessor  # holds the tokenizer tracked above
         self.categories = list(model.categories)
         self.sampling = dict(settings)["sampling"]
-        self.generate = _Generate(model, search_function(model, settings, xla))
+        self.generate = Generate(model, search_function(model, settings, xla))
         signature = [tf.TensorSpec([None], tf.string, name="prompt")]
         if self.categories:
             signature.append(tf.TensorSpec([None], tf.string, name="category"))

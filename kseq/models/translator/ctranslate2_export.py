@@ -35,11 +35,11 @@ import numpy as np
 
 from kseq.errors import KseqError
 from kseq.export.staging import publish, staging_directory
+from kseq.models.ctranslate2_layers import QUANTIZATIONS  # noqa: F401 (the CLI's choices)
+from kseq.models.ctranslate2_layers import (array, feed_forward_activation, set_attention,
+                                            set_feed_forward, set_inputs, set_linear)
 from kseq.version import __version__
 
-QUANTIZATIONS = (None, "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
-                 "float16", "bfloat16", "float32")
-ACTIVATIONS = {"relu": "RELU", "gelu": "GELU"}
 
 
 def export_ctranslate2(model, directory, *, quantization=None, beam_size=4, n_best=1,
@@ -127,29 +127,29 @@ def transformer_spec(ctranslate2, model, encoder, decoder):
     """The `ctranslate2.specs.TransformerSpec` of `model`, every variable set, vocabularies
     registered (not yet validated)."""
     specs = ctranslate2.specs
-    activation = _activation(specs, encoder.blocks + decoder.blocks)
+    activation = feed_forward_activation(specs, encoder.blocks + decoder.blocks)
     encoder_spec = specs.TransformerEncoderSpec(encoder.num_layers, encoder.num_heads,
                                                 pre_norm=encoder.norm_first,
                                                 activation=activation)
     decoder_spec = specs.TransformerDecoderSpec(decoder.num_layers, decoder.num_heads,
                                                 pre_norm=decoder.norm_first,
                                                 activation=activation)
-    _set_inputs(encoder_spec, encoder, encoder_spec.embeddings[0])
-    _set_inputs(decoder_spec, decoder, decoder_spec.embeddings)
+    set_inputs(encoder_spec, encoder, encoder_spec.embeddings[0])
+    set_inputs(decoder_spec, decoder, decoder_spec.embeddings)
     for block_spec, block in zip(encoder_spec.layer, encoder.blocks):
-        _set_attention(block_spec.self_attention, block.self_attention, block.attention_norm,
+        set_attention(block_spec.self_attention, block.self_attention, block.attention_norm,
                        fused=3)
-        _set_feed_forward(block_spec.ffn, block)
+        set_feed_forward(block_spec.ffn, block)
     for block_spec, block in zip(decoder_spec.layer, decoder.blocks):
-        _set_attention(block_spec.self_attention, block.self_attention,
+        set_attention(block_spec.self_attention, block.self_attention,
                        block.self_attention_norm, fused=3)
-        _set_attention(block_spec.attention, block.cross_attention, block.cross_attention_norm,
+        set_attention(block_spec.attention, block.cross_attention, block.cross_attention_norm,
                        fused=2)
-        _set_feed_forward(block_spec.ffn, block)
+        set_feed_forward(block_spec.ffn, block)
     if decoder.output_projection is None:  # tied: logits = states · tableᵀ, no bias
-        decoder_spec.projection.weight = _array(decoder.token_embedding.embeddings)
+        decoder_spec.projection.weight = array(decoder.token_embedding.embeddings)
     else:
-        _set_linear(decoder_spec.projection, decoder.output_projection)
+        set_linear(decoder_spec.projection, decoder.output_projection)
     spec = specs.TransformerSpec(encoder_spec, decoder_spec)
     spec.config.layer_norm_epsilon = _epsilon(encoder, decoder)
     spec.config.add_source_bos = False
@@ -159,68 +159,6 @@ def transformer_spec(ctranslate2, model, encoder, decoder):
     spec.register_source_vocabulary(list(preprocessor.source_tokenizer.vocabulary))
     spec.register_target_vocabulary(list(preprocessor.target_tokenizer.vocabulary))
     return spec
-
-
-def _array(variable):
-    return np.asarray(variable.numpy(), dtype=np.float32)
-
-
-def _set_inputs(spec, part, embeddings_spec):
-    """Token table, `√E` scaling, position table and (pre-LN) final norm of a part."""
-    embeddings_spec.weight = _array(part.token_embedding.embeddings)
-    spec.scale_embeddings = bool(part.token_embedding.scale)
-    positions = part.position_embedding
-    if hasattr(positions, "embeddings"):  # learned
-        table = _array(positions.embeddings)
-    else:  # sinusoidal: kseq's own table, [L, E]
-        table = np.asarray(positions.table(part.hidden_dim), dtype=np.float32)
-    spec.position_encodings.encodings = table
-    if part.final_norm is not None:
-        _set_norm(spec.layer_norm, part.final_norm)
-
-
-def _set_norm(spec, norm):
-    spec.gamma = _array(norm.gamma)
-    spec.beta = _array(norm.beta)
-
-
-def _set_linear(spec, dense):
-    spec.weight = _array(dense.kernel).T.copy()  # Keras [in, out] -> CTranslate2 [out, in]
-    if dense.bias is not None:
-        spec.bias = _array(dense.bias)
-
-
-def _fused(spec, denses):
-    """One linear of several Dense layers stacked on the output axis (q|k|v or k|v)."""
-    spec.weight = np.concatenate([_array(d.kernel).T for d in denses], axis=0)
-    if all(d.bias is not None for d in denses):
-        spec.bias = np.concatenate([_array(d.bias) for d in denses], axis=0)
-
-
-def _set_attention(spec, attention, norm, fused):
-    """Self-attention (`fused=3`: [q|k|v], out) or cross-attention (`fused=2`: q, [k|v], out)."""
-    if fused == 3:
-        _fused(spec.linear[0], [attention.query_dense, attention.key_dense,
-                                attention.value_dense])
-    else:
-        _set_linear(spec.linear[0], attention.query_dense)
-        _fused(spec.linear[1], [attention.key_dense, attention.value_dense])
-    _set_linear(spec.linear[-1], attention.output_dense)
-    _set_norm(spec.layer_norm, norm)
-
-
-def _set_feed_forward(spec, block):
-    _set_norm(spec.layer_norm, block.feed_forward_norm)
-    _set_linear(spec.linear_0, block.feed_forward.inner)
-    _set_linear(spec.linear_1, block.feed_forward.outer)
-
-
-def _activation(specs, blocks):
-    names = {str(block.activation) for block in blocks}
-    if len(names) != 1 or next(iter(names)) not in ACTIVATIONS:
-        raise KseqError(f"CTranslate2 export needs one feed-forward activation, one of "
-                        f"{sorted(ACTIVATIONS)}. Received: {sorted(names)}")
-    return getattr(specs.Activation, ACTIVATIONS[names.pop()])
 
 
 def _epsilon(encoder, decoder):
