@@ -4,6 +4,7 @@ a note on where a `--minutes` budget stopped it."""
 import contextlib
 import os
 
+from kseq.cli.path_checks import check_data_argument
 from kseq.cli.results import _note
 from kseq.cli.task_loading import _import_every_room, _looks_like_a_name, _unknown_name
 from kseq.errors import KseqError
@@ -124,6 +125,8 @@ def _train(args):
         if _looks_like_a_name(args.recipe):
             raise _unknown_name(args.recipe, "recipe file or preset")
         raise KseqError(f"No such recipe file. Received: {args.recipe}")
+    check_data_argument(args.data)  # before TensorFlow loads: a missing file says so at once
+    check_data_argument(args.valid, "--valid")
     _import_every_room()
     from kseq.training import train
 
