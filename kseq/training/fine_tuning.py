@@ -44,6 +44,7 @@ import os
 import keras
 import numpy as np
 
+from kseq.training.recipe_checks import SCHEDULE_KEYS
 from kseq.errors import KseqError
 
 # Per task: what replaces the training section's schedule (then the recipe's own
@@ -54,12 +55,8 @@ FINE_TUNING = {
     "classifier": {"peak_learning_rate": 2e-3, "warmup_steps": 20, "epochs": 6},
     "tagger": {"peak_learning_rate": 2e-3, "warmup_steps": 20, "epochs": 6},
 }
-SCHEDULE_KEYS = ("peak_learning_rate", "warmup_steps", "epochs")
-FINE_TUNING_KEYS = SCHEDULE_KEYS + ("keep_best", "freeze", "keep_original",
-                                    "extend_vocabulary", "from")
 UNKNOWN_WARNING = 0.05  # a larger share of `<unk>` tokens in the data is warned about
 EXTEND_LIMIT, EXTEND_MIN_COUNT = 2000, 2  # `extend_vocabulary`: tokens seen at least twice
-FREEZE_CHOICES = ("encoder", "embeddings", "backbone")
 _LABEL_KEYS = ("label_names", "tag_names")  # a preprocessor's classes, if it has them
 
 
@@ -74,11 +71,12 @@ class Source:
         self.weights = None  # its weights (numpy), read when a run starts from it
 
 
-def load_source(spec):
-    """The `Source` named by `--from spec`; `KseqError` when it names no trained model."""
+def load_source(spec, load_trained):
+    """The `Source` named by `--from spec`; `KseqError` when it names no trained model.
+    `load_trained(path)` loads a run folder or `.keras` file (`kseq.training.run`'s, which
+    imports this module)."""
     from kseq.presets.catalog import has_weights, is_preset, load_preset_model, preset_recipe, \
         slice_pairs
-    from kseq.training.run import load_trained
 
     spec = os.fspath(spec)
     if not os.path.exists(spec) and is_preset(spec):
@@ -190,33 +188,6 @@ def fine_tuning_recipe(source, recipe, overrides, options):
             run_recipe[section] = source.recipe[section]
     run_recipe["model"] = _without_labels(run_recipe.get("model"))
     return run_recipe
-
-
-def check_fine_tuning(section):
-    """Checks a recipe's `fine_tuning` section (`kseq.training.recipe_checks`)."""
-    from kseq.arguments import check_float, check_int
-
-    from kseq.training.recipe_checks import _check_known
-
-    if not isinstance(section, dict):
-        raise KseqError(f"`fine_tuning` must be a section (a JSON object). Received: "
-                        f"fine_tuning={section!r}")
-    _check_known(section, FINE_TUNING_KEYS, "fine_tuning.")
-    for key in ("warmup_steps", "epochs"):
-        if key in section:
-            check_int(f"fine_tuning.{key}", section[key])
-    if "peak_learning_rate" in section:
-        check_float("fine_tuning.peak_learning_rate", section["peak_learning_rate"],
-                    minimum=0.0, exclusive_minimum=True)
-    check_float("fine_tuning.keep_original", section.get("keep_original", 0.0), minimum=0.0,
-                maximum=1.0)
-    if section.get("freeze") not in (None,) + FREEZE_CHOICES:
-        raise KseqError(f"`fine_tuning.freeze` must be one of {', '.join(FREEZE_CHOICES)} or "
-                        f"null. Received: fine_tuning.freeze={section['freeze']!r}")
-    for key, default in (("keep_best", True), ("extend_vocabulary", False)):
-        if not isinstance(section.get(key, default), bool):
-            raise KseqError(f"`fine_tuning.{key}` must be true or false. Received: "
-                            f"fine_tuning.{key}={section[key]!r}")
 
 
 # === The model a fine-tuning run starts with ===

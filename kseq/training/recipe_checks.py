@@ -39,8 +39,6 @@ def check_recipe(recipe):
     check_model_section(recipe.get("model", {}))
     _check_training(recipe.get("training", {}))
     if "fine_tuning" in recipe:  # `kseq.training.fine_tuning`: what a run from a model uses
-        from kseq.training.fine_tuning import check_fine_tuning
-
         check_fine_tuning(recipe["fine_tuning"])
     max_size = recipe.get("tokenizer", {}).get("max_size")
     check_int("tokenizer.max_size", max_size, minimum=5, allow_none=True)
@@ -52,6 +50,11 @@ TRAINING_KEYS = ("epochs", "batch_size", "token_budget", "boundaries", "peak_lea
                  "warmup_steps", "clipnorm", "label_smoothing", "jit_compile", "precision",
                  "strategy", "seed", "bleu_subset", "validation_subset", "class_weight",
                  "vocabulary_sample", "shuffle_window", "data_service")
+# The `fine_tuning` section (`kseq.training.fine_tuning`: what a run from a model uses).
+SCHEDULE_KEYS = ("peak_learning_rate", "warmup_steps", "epochs")
+FINE_TUNING_KEYS = SCHEDULE_KEYS + ("keep_best", "freeze", "keep_original",
+                                    "extend_vocabulary", "from")
+FREEZE_CHOICES = ("encoder", "embeddings", "backbone")
 RECIPE_KEYS = ("task", "description", "domain", "sources", "data", "tokenizer", "model",
                "training", "weights", "fine_tuning")
 
@@ -172,3 +175,26 @@ def check_continuation(previous, recipe, folder):
             raise KseqError(f"{folder} holds a model built with {path}={before!r}; a continued "
                             f"run keeps its model's task, model and tokenizer settings, so keep "
                             f"that value or train into a new --output. Received: {path}={now!r}")
+
+
+def check_fine_tuning(section):
+    """Checks a recipe's `fine_tuning` section."""
+    if not isinstance(section, dict):
+        raise KseqError(f"`fine_tuning` must be a section (a JSON object). Received: "
+                        f"fine_tuning={section!r}")
+    _check_known(section, FINE_TUNING_KEYS, "fine_tuning.")
+    for key in ("warmup_steps", "epochs"):
+        if key in section:
+            check_int(f"fine_tuning.{key}", section[key])
+    if "peak_learning_rate" in section:
+        check_float("fine_tuning.peak_learning_rate", section["peak_learning_rate"],
+                    minimum=0.0, exclusive_minimum=True)
+    check_float("fine_tuning.keep_original", section.get("keep_original", 0.0), minimum=0.0,
+                maximum=1.0)
+    if section.get("freeze") not in (None,) + FREEZE_CHOICES:
+        raise KseqError(f"`fine_tuning.freeze` must be one of {', '.join(FREEZE_CHOICES)} or "
+                        f"null. Received: fine_tuning.freeze={section['freeze']!r}")
+    for key, default in (("keep_best", True), ("extend_vocabulary", False)):
+        if not isinstance(section.get(key, default), bool):
+            raise KseqError(f"`fine_tuning.{key}` must be true or false. Received: "
+                            f"fine_tuning.{key}={section[key]!r}")

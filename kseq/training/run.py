@@ -434,7 +434,7 @@ def train(recipe_name, output_dir, data_path=None, epochs=None, minutes=None,
                           allow_none=True)
     save_every_steps = check_int("save_every_steps", save_every_steps)
     columns = None if columns is None else check_columns(columns)
-    source = fine_tuning.load_source(init_from) if init_from is not None else None
+    source = fine_tuning.load_source(init_from, load_trained) if init_from is not None else None
     recipe = zoo.load_recipe(recipe_name) if recipe_name is not None or source is None \
         else source.recipe
     if source is not None and recipe_name is not None:
