@@ -49,7 +49,7 @@ def test_every_option_and_argument_has_help():
 def test_the_readme_table_shows_every_option():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
         section = handle.read().split("## The `kseq` command", 1)[1].split("\n## ", 1)[0]
-    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\w+)` \|.*$", section, re.M)}
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `([\w-]+)` \|.*$", section, re.M)}
     assert set(rows) == set(commands())
     common = {"--verbose", "--quiet"}  # every command's: named once, before the table
     for option in common | {"--version"}:
