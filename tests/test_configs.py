@@ -36,6 +36,10 @@ EXAMPLES = {
     "ImageClassifierPreprocessor": lambda: kseq.models.ImageClassifierPreprocessor(["a", "b"],
                                                                                    (8, 8)),
     "ImageEncoder": lambda: kseq.models.encoders.ImageEncoder(kseq.layers.SmallCnn([4]), (8, 8)),
+    "LanguageModel": lambda: kseq.models.build_language_model(
+        "gru", TOKENIZER, categories=["a"], max_length=8, hidden_dim=4),
+    "LanguageModelPreprocessor": lambda: kseq.models.LanguageModelPreprocessor(TOKENIZER, 8,
+                                                                               ["a"]),
     "LearnedPositionEmbedding": lambda: kseq.layers.LearnedPositionEmbedding(8),
     "LuongAttention": lambda: kseq.layers.LuongAttention(),
     "MaskedAccuracy": lambda: kseq.metrics.MaskedAccuracy(),

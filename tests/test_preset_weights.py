@@ -231,7 +231,9 @@ def test_a_wheel_install_loads_every_preset_by_name(tmp_path):
     assert all(answers[name]["shipped"] for name in WITH_WEIGHTS), answers
     assert all(answers[name]["slices"] == 200 for name in WITH_SLICES)  # package data
     tasks = {name: catalog.preset_recipe(name)["task"] for name in WITH_WEIGHTS}
-    assert set(RUN_FROM_THE_WHEEL) == set(tasks.values())
+    # every family but the language model's (its file checked by digest there, its card's
+    # figure by the slice test here: one more model load in the wheel's process is ~10 s)
+    assert set(RUN_FROM_THE_WHEEL) | {"language_model"} == set(tasks.values())
     assert all(tasks[name] == task for task, name in RUN_FROM_THE_WHEEL.items())
     # Their cards' figures, reproduced by the wheel's copies (the slice test has the rest).
     assert set(RUN_FROM_THE_WHEEL.values()) <= set(WITH_SLICES)

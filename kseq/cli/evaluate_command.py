@@ -71,11 +71,11 @@ def _file_pairs(path, model, columns, limit):
 
 def _evaluate(args):
     _check_output_file(args.output)
-    check_evaluation_data(args.data, args.model_dir)  # before the model (and TensorFlow) loads
     if args.columns and args.data in ("test", "valid") and not os.path.isfile(args.data):
         raise KseqError(f"--columns picks the columns of a --data file; the {args.data} split "
                         f"is read as the run recorded it. Received: --data {args.data} "
                         f"--columns {','.join(args.columns)}")
+    check_evaluation_data(args.data, args.model_dir)  # before the model (and TensorFlow) loads
     model = _load_task(args.model_dir, "evaluate")
     given = dict(beam_size=args.beam, mbr=args.mbr, plot=args.plot, alpha=args.alpha,
                  length_penalty=args.length_penalty, max_length=args.max_length)

@@ -107,7 +107,8 @@ def test_bad_images_raise_naming_the_file_or_row(overfit_captioner, tmp_path):
              ([str(tmp_path / "missing.png")], "missing.png"),
              ([images()[0][:-20]], "row 1"),
              ([np.zeros((4, 4, 3), np.float32)], "float32"),
-             ([np.zeros((4, 4, 2), np.uint8)], "shape"), ("scene.png", "list"),
+             ([np.zeros((4, 4, 2), np.uint8)], "shape"),
+             ("scene.png", "scene.png"),  # one path: one image, read as one (and named)
              (np.zeros((4, 4, 3), np.uint8), "batch")]
     for inputs, named in cases:
         with pytest.raises(kseq.errors.KseqError, match=named):
