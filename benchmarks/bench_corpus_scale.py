@@ -30,7 +30,9 @@ RSS 2,110 MB at 300k pairs, 2,481 MB at 3M, 2,477 MB at 10M (1.17×); first step
 (preparation, vocabulary, tokenisation): 55 s at 300k, 388 s at 3M, 961 s at 10M; a second
 run of the same data: 22 s / 37 s / 50 s; the input pipeline alone 153–250× the training
 steps' real tokens/s. 10M again on a quiet machine (`bench_corpus_scale_10m_quiet.json`):
-cold first step 597 s, second run 32 s, peak RSS 2,474 MB
+cold first step 597 s, second run 32 s, peak RSS 2,474 MB. With the preparation in one
+process a core (`corpus_parts`; `bench_corpus_scale_10m_parallel.json`, quiet): cold first step
+387 s, second run 32 s, peak RSS 2,433 MB
 """
 
 import json
