@@ -17,9 +17,12 @@ Example:
 (3, 2)
 """
 
+import os
+
 import numpy as np
 
 from kseq.errors import KseqError
+from kseq.export.staging import publish, staging_directory
 
 QUANTIZATIONS = (None, "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16",
                  "float16", "bfloat16", "float32")
@@ -86,3 +89,21 @@ def feed_forward_activation(specs, blocks):
         raise KseqError(f"CTranslate2 export needs one feed-forward activation, one of "
                         f"{sorted(ACTIVATIONS)}. Received: {sorted(names)}")
     return getattr(specs.Activation, ACTIVATIONS[names.pop()])
+
+
+def save_spec(spec, model, directory, quantization, overwrite, write_config):
+    """Validates and quantizes a filled CTranslate2 `spec`, then writes it with
+    `write_config(folder)` into a staging folder published whole as `directory`."""
+    try:
+        spec.validate()
+    except ValueError as error:  # a kseq layout this exporter does not know
+        raise KseqError(f"The CTranslate2 spec is incomplete ({' '.join(str(error).split())})."
+                        f" Received: {type(model).__name__}") from None
+    spec.optimize(quantization=quantization)
+    with staging_directory(os.path.dirname(directory)) as staging:
+        folder = os.path.join(staging, "model")
+        os.mkdir(folder)
+        spec.save(folder)
+        write_config(folder)
+        publish(folder, directory, replace=overwrite)
+    return directory

@@ -212,15 +212,14 @@ def preparation_jobs(source, recipe, processes=None):
     `PARALLEL_BYTES` in all, and several cores; `KSEQ_PREPARATION_PROCESSES` sets the
     number of processes); else None (one pass in this process)."""
     splits = _file_splits(source)
+    sizes = [max(1, os.path.getsize(path)) for path, _ in splits]
     if processes is None:
         processes = int(os.environ.get("KSEQ_PREPARATION_PROCESSES", 0)) or None
         if processes is None:
-            sizes = sum(os.path.getsize(path) for path, _ in splits)
-            processes = _cores() if sizes >= PARALLEL_BYTES else 1
+            processes = _cores() if sum(sizes) >= PARALLEL_BYTES else 1
     processes = min(processes, len(splits))
     if processes < 2:
         return None
-    sizes = [max(1, os.path.getsize(path)) for path, _ in splits]
     groups, share, done = [[]], sum(sizes) / processes, 0
     for (path, split), size in zip(splits, sizes):
         if groups[-1] and done >= share * len(groups) and len(groups) < processes:

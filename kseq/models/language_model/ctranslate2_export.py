@@ -23,9 +23,9 @@ import json
 import os
 
 from kseq.errors import KseqError
-from kseq.export.staging import publish, staging_directory
-from kseq.models.ctranslate2_layers import (QUANTIZATIONS, array, feed_forward_activation, set_attention,
-                                            set_feed_forward, set_inputs)
+from kseq.models.ctranslate2_layers import (QUANTIZATIONS, array, feed_forward_activation,
+                                            save_spec, set_attention, set_feed_forward,
+                                            set_inputs)
 from kseq.version import __version__
 
 
@@ -67,19 +67,8 @@ def export_ctranslate2(model, directory, *, quantization=None, overwrite=False):
                         f"overwrite=True over an earlier export). Received: {directory}")
     ctranslate2 = import_ctranslate2()
     spec = decoder_model_spec(ctranslate2, model)
-    try:
-        spec.validate()
-    except ValueError as error:
-        raise KseqError(f"The CTranslate2 spec is incomplete ({' '.join(str(error).split())})."
-                        f" Received: {type(model).__name__}") from None
-    spec.optimize(quantization=quantization)
-    with staging_directory(os.path.dirname(directory)) as staging:
-        folder = os.path.join(staging, "model")
-        os.mkdir(folder)
-        spec.save(folder)
-        _write_config(folder, model, quantization, ctranslate2.__version__)
-        publish(folder, directory, replace=overwrite)
-    return directory
+    return save_spec(spec, model, directory, quantization, overwrite,
+                     lambda folder: _write_config(folder, model, quantization, ctranslate2.__version__))
 
 
 def decoder_model_spec(ctranslate2, model):

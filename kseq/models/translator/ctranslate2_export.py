@@ -34,10 +34,10 @@ import os
 import numpy as np
 
 from kseq.errors import KseqError
-from kseq.export.staging import publish, staging_directory
 from kseq.models.ctranslate2_layers import QUANTIZATIONS  # noqa: F401 (the CLI's choices)
-from kseq.models.ctranslate2_layers import (array, feed_forward_activation, set_attention,
-                                            set_feed_forward, set_inputs, set_linear)
+from kseq.models.ctranslate2_layers import (array, feed_forward_activation, save_spec,
+                                            set_attention, set_feed_forward, set_inputs,
+                                            set_linear)
 from kseq.version import __version__
 
 
@@ -90,19 +90,8 @@ def export_ctranslate2(model, directory, *, quantization=None, beam_size=4, n_be
                         f"Received: {directory}")
     ctranslate2 = import_ctranslate2()
     spec = transformer_spec(ctranslate2, model, encoder, decoder)
-    try:
-        spec.validate()
-    except ValueError as error:  # a kseq layout this exporter does not know
-        raise KseqError(f"The CTranslate2 spec is incomplete ({' '.join(str(error).split())})."
-                        f" Received: {type(model).__name__}") from None
-    spec.optimize(quantization=quantization)
-    with staging_directory(os.path.dirname(directory)) as staging:
-        folder = os.path.join(staging, "model")
-        os.mkdir(folder)
-        spec.save(folder)
-        _write_config(folder, model, search, quantization, ctranslate2.__version__)
-        publish(folder, directory, replace=overwrite)
-    return directory
+    return save_spec(spec, model, directory, quantization, overwrite,
+                     lambda folder: _write_config(folder, model, search, quantization, ctranslate2.__version__))
 
 
 def check_convertible(model):
