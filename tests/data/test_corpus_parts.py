@@ -1,6 +1,7 @@
 """A corpus of several files prepared in several processes reads as one pass's."""
 
 import gzip
+import logging
 import random
 
 import pytest
@@ -33,6 +34,8 @@ def write_files(folder, bad_row=None):
 
 
 def prepared(folder, monkeypatch, tmp_path, processes, name):
+    # a `--quiet` command run earlier in this process raised kseq's log level
+    logging.getLogger("kseq").setLevel(logging.WARNING)  # (each command sets its own)
     monkeypatch.setenv("KSEQ_HOME", str(tmp_path / name))
     monkeypatch.setenv("KSEQ_PREPARATION_PROCESSES", str(processes))
     source = training_data.file_source(str(folder / "*.tsv.gz"))
