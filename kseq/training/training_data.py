@@ -126,18 +126,30 @@ def prepared_corpus(recipe, source, report=None):
 @contextlib.contextmanager
 def _kept_warnings(lines):
     """Appends the kseq warnings logged inside the block to `lines` (a prepared corpus
-    repeats them to every later run that reads it)."""
+    repeats them to every later run that reads it), also under `--quiet` (the logger at
+    ERROR), where they are kept but still not printed."""
+    logger = logging.getLogger("kseq")
+    threshold = logger.getEffectiveLevel()
+    quiet = threshold > logging.WARNING
+
     class Keep(logging.Handler):
         def emit(self, record):
             lines.append(record.getMessage())
+            if quiet and record.levelno >= threshold:  # what --quiet still prints
+                logging.getLogger().handle(record)
 
     handler = Keep(logging.WARNING)
-    logger = logging.getLogger("kseq")
+    saved = logger.level, logger.propagate
     logger.addHandler(handler)
+    if quiet:  # let warnings reach `handler` only
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
     try:
         yield
     finally:
         logger.removeHandler(handler)
+        logger.setLevel(saved[0])  # (setLevel, not `.level =`: it clears the level caches)
+        logger.propagate = saved[1]
 
 
 def _key(facts):
