@@ -106,6 +106,33 @@ def test_build_splits_cleans_filters_and_deduplicates():
         build_splits(rows, sections=["games", "fonts"])
 
 
+def test_background_sections_join_train_only_uncategorised():
+    rows = join_descriptions([PACKAGES], [TRANSLATIONS])
+    plain = build_splits(rows, sections=["games"], valid_percent=0, test_percent=0)
+    extra = build_splits(rows, sections=["games"], valid_percent=0, test_percent=0,
+                         background_sections="all")
+    # science, sound and libs texts come in without a category; the games text stays
+    # categorised, and SHARED (a games text too) is not repeated as a background text
+    assert extra["train"][:len(plain["train"])] == plain["train"]
+    assert sorted(extra["train"][len(plain["train"]):]) == [
+        ("", "A library of other things, for many uses in science."),
+        ("", "A synthesizer for the command line that plays notes from text files."),
+        ("", "A tool that fits curves to measured data and plots the residuals for you.")]
+    assert build_splits(rows, sections=["games"], valid_percent=0, test_percent=0,
+                        background_sections=["libs"])["train"][-1] == (
+        "", "A library of other things, for many uses in science.")
+    # a background text whose source is in valid or test stays out of every split
+    many = [(f"p{i}", f"p{i}", "games" if i % 2 else "libs",
+             f" Text number {i} that is long enough to be kept by the filter.")
+            for i in range(200)]
+    splits = build_splits(many, sections=["games"], seed=1, background_sections="all")
+    assert all(c == "games" for name in ("valid", "test") for c, _ in splits[name])
+    background = [t for c, t in splits["train"] if c == ""]
+    assert 60 <= len(background) < 100  # about 80% of the 100 libs texts
+    with pytest.raises(KseqError, match="background_sections"):
+        debian_descriptions(background_sections="libs")
+
+
 def test_split_is_deterministic_and_keeps_a_source_together():
     rows = [(f"pkg{i}-{part}", f"pkg{i}", ["games", "science"][i % 2],
              f" Description number {i} of the {part} part, long enough to be kept here.")
