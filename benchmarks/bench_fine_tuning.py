@@ -190,16 +190,16 @@ def domain(name, preset, splits, work, zero_shot=True, smoke=False, scratch_minu
             os.path.join(folder, "valid.tsv")]
     smoke_options = ["--epochs", "1"] if smoke else []
     tuned, scratch = os.path.join(folder, "fine_tuned"), os.path.join(folder, "scratch")
+    source = load_preset_model(preset)  # scored first: the fine-tuning run's clock is its own
+    row = {"train_examples": len(splits["train"]), "valid_examples": len(splits["valid"]),
+           "test_examples": len(test), "card_slice_examples": len(card),
+           "zero_shot": score(source, test) if zero_shot else None,
+           "card_slice_before": score(source, card)}
     child = kseq_train(["--from", preset, *data, "--output", tuned, *smoke_options],
                        os.path.join(folder, "fine_tuned.log"))
     parallel = None if scratch_minutes is None else kseq_train(
         [preset, *data, "--output", scratch, "--minutes", f"{scratch_minutes:.2f}"],
         os.path.join(folder, "scratch.log"))
-    source = load_preset_model(preset)  # scored while the runs train
-    row = {"train_examples": len(splits["train"]), "valid_examples": len(splits["valid"]),
-           "test_examples": len(test), "card_slice_examples": len(card),
-           "zero_shot": score(source, test) if zero_shot else None,
-           "card_slice_before": score(source, card)}
     seconds, cpu, output = finish(child)
     model = load_trained(tuned)
     row.update(fine_tuned=score(model, test), card_slice_after=score(model, card),
