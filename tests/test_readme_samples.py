@@ -65,10 +65,14 @@ PYTHON_SAMPLES = {
          "splits = {'train': EXAMPLES, 'test': EXAMPLES}; "
          "png_bytes, uint8_array = EXAMPLES[0][0], __import__('image_classifier_fixtures')"
          ".draw('dot', 3); __import__('pathlib').Path('glyph.png').write_bytes(EXAMPLES[1][0])"),
+        # a one-stage CNN: fewer layers to trace in fit, predict and export
+        ('load_weights=False)', 'load_weights=False, filters=[8], hidden_dim=16)'),
         ("epochs=40", "epochs=1")],
     "kseq.data.turkish_pos()": [
         ("splits = kseq.data.turkish_pos()",
          "splits = {k: v[:40] for k, v in kseq.data.turkish_pos().items()}"),
+        # one BiGRU layer, not the preset's two: the train step's trace was half the test
+        ('load_weights=False)', 'load_weights=False, num_layers=1)'),
         ("boundaries=[64, 128, 192, 256, 320]", "boundaries=[320]"),
         ("epochs=12", "epochs=1")],
     "kseq.data.sms_spam()": [
