@@ -153,9 +153,11 @@ def test_tag_turkish_example_runs_tiny(tmp_path, smaller):
 
 
 @pytest.mark.slow  # a tiny CNN fit on drawn shapes (the kanji data needs apt), an export
-def test_classify_kanji_example_runs_on_given_images(tmp_path):
+def test_classify_kanji_example_runs_on_given_images(tmp_path, smaller):
     from image_classifier_fixtures import EXAMPLES
 
+    # the recipe's CNN at tiny width and one stage: fewer layers to trace
+    smaller("kanji_radical_classifier", {"model": {"filters": [8], "hidden_dim": 16}})
     splits = {"train": EXAMPLES * 4, "valid": EXAMPLES[:3], "test": EXAMPLES}
     model, scores = _example("classify_kanji").main(tiny=True, output=str(tmp_path),
                                                     splits=splits)
