@@ -87,10 +87,13 @@ def long_gif(megabytes=40):
     return b"GIF89a" + bytes(megabytes << 20)
 
 
-CHILD = r"""
+# The child in parts: `ROWS` (after `HEAD`'s imports) decodes the rows and prints one JSON
+# object; `run_exports_and_rows_in_child` runs it after `testing.EXPORT_REQUESTS`.
+HEAD = r"""
 import base64, json, os, resource, sys, time
 import tensorflow as tf
-
+"""
+ROWS = r"""
 folder, export_dir = sys.argv[1], sys.argv[2]
 names = json.loads(sys.argv[3])
 good = open(os.path.join(folder, "good.bin"), "rb").read()
@@ -122,7 +125,8 @@ for name in names:
     answers[name] = {"valid": valid, "seconds": time.perf_counter() - start,
                      "extra_mb": peak_mb() - before}
 print(json.dumps(answers), flush=True)
-os._exit(0)  # all is printed: TensorFlow's interpreter teardown checks nothing
+"""
+CHILD = HEAD + ROWS + r"""os._exit(0)  # all is printed: TensorFlow's interpreter teardown checks nothing
 """
 
 
@@ -136,13 +140,52 @@ def run_rows_in_child(folder, rows, export_dir=None, timeout=300):
     rows before it were cheap too. A crash of the child (an abort inside a decoder)
     fails the caller.
     """
-    with open(os.path.join(folder, "good.bin"), "wb") as handle:
-        handle.write(good_png())
-    for name, data in rows.items():
-        with open(os.path.join(folder, name + ".bin"), "wb") as handle:
-            handle.write(data)
+    _write_rows(folder, rows)
     done = subprocess.run([sys.executable, "-c", CHILD, str(folder), export_dir or "",
                            json.dumps(list(rows))], env=ENV, capture_output=True, text=True,
                           timeout=timeout)
     assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _write_rows(folder, rows):
+    """The good PNG and each of `rows` as a file of `folder`, where `ROWS` reads them."""
+    with open(os.path.join(folder, "good.bin"), "wb") as handle:
+        handle.write(good_png())
+    for name, data in rows.items():
+        with open(os.path.join(folder, name + ".bin"), "wb") as handle:
+            handle.write(data)
+
+
+def run_exports_and_rows_in_child(exports, folder, rows, export_dir, loop=False, failing=(),
+                                  timeout=600):
+    """`testing.run_export_tests(exports, loop, failing)` and then `run_rows_in_child(folder,
+    rows, export_dir)` in one fresh process: one TensorFlow start (~11 s) instead of two.
+
+    The requests are answered first and printed (a JSON list), then the rows are decoded
+    as `run_rows_in_child` decodes them (a JSON object), so a row that crashes the child
+    (an abort inside a decoder) fails the rows' answer, not the requests'. The requests
+    (a few small images) run before the rows; each row's `extra_mb` counts the peak above
+    the level before that row, as in `run_rows_in_child`.
+
+    Returns `(results, rows_answers)`: `results` as `run_export_tests` returns them, and
+    `rows_answers()`, which returns what `run_rows_in_child` would (and fails as it does
+    when the child did not exit cleanly).
+    """
+    from testing import CHILD_EXIT, EXPORT_REQUESTS, export_answers, export_payload
+
+    payload = export_payload(exports, loop)
+    _write_rows(folder, rows)
+    done = subprocess.run([sys.executable, "-c", EXPORT_REQUESTS + HEAD + ROWS + CHILD_EXIT,
+                           str(folder), export_dir, json.dumps(list(rows))], input=payload,
+                          env=ENV, capture_output=True, text=True, timeout=timeout)
+    lines = done.stdout.strip().splitlines()
+    requests_line = [line for line in lines if line.startswith("[")]
+    assert requests_line, f"exit {done.returncode}: {done.stderr[-3000:]}"
+    results = export_answers(exports, requests_line[-1], failing)
+
+    def rows_answers():
+        assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
+        return json.loads([line for line in lines if line.startswith("{")][-1])
+
+    return results, rows_answers

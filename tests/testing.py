@@ -306,7 +306,10 @@ def run_task_test(trained, build, examples, predict, boundaries=(16, 32), input_
 
 # === Exports ===
 
-EXPORT_CHILD = r"""
+# The export child in two parts: `EXPORT_REQUESTS` answers the requests and prints them (one
+# JSON line); `CHILD_EXIT` ends the process. tests/hostile_images.py runs more after the
+# first part in the same child (one TensorFlow start for both).
+EXPORT_REQUESTS = r"""
 import base64, json, sys
 import tensorflow as tf
 import tensorflow_text  # registers the tokenizer ops, as TF Serving links them
@@ -342,9 +345,11 @@ for export_dir, requests in exports:
 for answers in every:
     answers["kseq_loaded"] = "kseq" in sys.modules
 print(json.dumps(every), flush=True)
-import os
+"""
+CHILD_EXIT = r"""import os
 os._exit(0)  # all is printed: TensorFlow's interpreter teardown (0.5-4 s) checks nothing
 """
+EXPORT_CHILD = EXPORT_REQUESTS + CHILD_EXIT
 
 
 def _json_inputs(inputs):
@@ -419,19 +424,30 @@ def run_export_tests(exports, loop=False, timeout=300, failing=()):
     import subprocess
     import sys
 
-    keys = list(exports)
-    for key in keys:
-        check_served_ops(exports[key][0], {"NormalizeUTF8", "RegexSplitWithOffsets"}, loop=loop)
-    payload = json.dumps([[exports[key][0],
-                           {name: [signature, _json_inputs(inputs)]
-                            for name, (signature, inputs) in exports[key][1].items()}]
-                          for key in keys])
+    payload = export_payload(exports, loop)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     done = subprocess.run([sys.executable, "-c", EXPORT_CHILD], input=payload,
                           env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
+    return export_answers(exports, done.stdout.strip().splitlines()[-1], failing)
+
+
+def export_payload(exports, loop=False):
+    """`run_export_tests`'s first half: the op walk of every export (`check_served_ops`), then
+    the requests as the JSON `EXPORT_REQUESTS` reads from its stdin."""
+    for export_dir, _ in exports.values():
+        check_served_ops(export_dir, {"NormalizeUTF8", "RegexSplitWithOffsets"}, loop=loop)
+    return json.dumps([[export_dir, {name: [signature, _json_inputs(inputs)]
+                                     for name, (signature, inputs) in requests.items()}]
+                       for export_dir, requests in exports.values()])
+
+
+def export_answers(exports, line, failing=()):
+    """`run_export_tests`'s second half: the JSON `line` `EXPORT_REQUESTS` printed for
+    `exports` -> `{key: answers}`, checking kseq never loaded and which requests failed."""
+    keys = list(exports)
     results = {}
-    for key, answers in zip(keys, json.loads(done.stdout.strip().splitlines()[-1])):
+    for key, answers in zip(keys, json.loads(line)):
         assert answers.pop("kseq_loaded") is False
         failed = answers.pop("kseq_failed")
         unexpected = {name: error for name, error in failed.items() if name not in failing}

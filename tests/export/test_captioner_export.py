@@ -3,8 +3,9 @@
 One export serves most tests here: `kseq export` of a run folder holding the shared overfit
 captioner as `model.keras` (optimizer state and all), as `kseq train` leaves it, so it also
 checks the command on a captioner and that the export holds no optimizer state. The shared
-bilingual captioner's export (a language per image) is served by the same child process:
-one TensorFlow start for both.
+bilingual captioner's export (a language per image) is served by the same child process,
+which then also decodes the hostile images (issue 50) through the first export's
+`serving_default`: one TensorFlow start for all three.
 """
 
 import json
@@ -16,7 +17,7 @@ import tensorflow as tf
 
 from captioner_fixtures import (EXAMPLES, bilingual_captioner, captions, decoded,  # noqa: F401
                                 french, images, overfit_captioner, rgba_png)
-from testing import check_export_holds_weights_only, run_export_tests
+from testing import check_export_holds_weights_only
 
 pytestmark = pytest.mark.slow  # two exports (of the shared captioners) and one child process
 
@@ -64,9 +65,20 @@ def _bilingual_requests():
                                                              "language": ["fr"]})}
 
 
+def _hostile_rows():
+    from hostile_images import animated_webp, cross_gif, jpeg_bomb, long_gif, still_webp
+
+    return {"animated_webp": animated_webp(), "cross_gif": cross_gif(),
+            "jpeg_bomb": jpeg_bomb(), "long_gif": long_gif(), "still_webp": still_webp()}
+
+
 @pytest.fixture(scope="module")
-def served_both(overfit_captioner, exported, bilingual_exported):
-    """Both exports' answers, from one child process: `(good images, answers, bilingual's)`."""
+def served_both(overfit_captioner, exported, bilingual_exported, tmp_path_factory):
+    """Both exports' answers and the hostile rows', from one child process (one TensorFlow
+    start, not two): `(good images, answers, bilingual's, hostile)`, where `hostile()` is
+    `hostile_images.run_rows_in_child`'s answer for the captioner export."""
+    from hostile_images import run_exports_and_rows_in_child
+
     pngs = images()[:3]
     composited = tf.io.encode_png(decoded(overfit_captioner, [rgba_png()])[0]).numpy()
     good = [pngs[0], _jpeg(overfit_captioner, pngs[1]), pngs[2], rgba_png(), composited]
@@ -77,10 +89,12 @@ def served_both(overfit_captioner, exported, bilingual_exported):
                 "alone": ("serving_default", {"image_bytes": [pngs[0]]}),
                 "empty": ("serving_default", {"image_bytes": []}),
                 "rest": ("serving_default", {"image_bytes": REST_EXAMPLE})}
-    answers = run_export_tests({"captioner": (exported, requests),
-                                "bilingual": (bilingual_exported, _bilingual_requests())},
-                               loop=True, failing=["one_language_for_two"])  # one child
-    return good, answers["captioner"], answers["bilingual"]
+    answers, hostile = run_exports_and_rows_in_child(
+        {"captioner": (exported, requests),
+         "bilingual": (bilingual_exported, _bilingual_requests())},
+        tmp_path_factory.mktemp("hostile"), _hostile_rows(), exported,
+        loop=True, failing=["one_language_for_two"])  # one child
+    return good, answers["captioner"], answers["bilingual"], hostile
 
 
 @pytest.fixture(scope="module")
@@ -182,17 +196,13 @@ def test_readme_rest_example_comes_from_this_export(served):
     assert found.group(1) == block
 
 
-def test_hostile_images_are_bad_rows_of_the_served_model(exported, tmp_path):
+def test_hostile_images_are_bad_rows_of_the_served_model(served_both):
     """Issue 50: each hostile row beside a good PNG, through `serving_default` in a fresh
-    process without kseq. An animated WebP once aborted the process (under TF Serving,
-    the server, and the good row's caption with it); the GIF and JPEG bombs cost 2.3 and
-    1.3 GB, the 40 MB GIF +1 GB and 30-50 s (tests/data/test_hostile_images.py)."""
-    from hostile_images import (animated_webp, cross_gif, jpeg_bomb, long_gif,
-                                run_rows_in_child, still_webp)
-
-    rows = {"animated_webp": animated_webp(), "cross_gif": cross_gif(),
-            "jpeg_bomb": jpeg_bomb(), "long_gif": long_gif(), "still_webp": still_webp()}
-    answers = run_rows_in_child(tmp_path, rows, export_dir=exported)
+    process without kseq (the served tests' child, after their requests). An animated WebP
+    once aborted the process (under TF Serving, the server, and the good row's caption with
+    it); the GIF and JPEG bombs cost 2.3 and 1.3 GB, the 40 MB GIF +1 GB and 30-50 s
+    (tests/data/test_hostile_images.py)."""
+    answers = served_both[3]()  # fails here, not in the served tests, if a row crashed it
     assert answers.pop("kseq_loaded") is False
     assert answers.pop("still_webp")["valid"] == [True, True]
     for name, answer in answers.items():
