@@ -11,7 +11,7 @@ import tensorflow as tf
 import kseq
 from captioner_fixtures import (EXAMPLES, IMAGE_SIZE, TINY as TINY_OPTIONS, build, captions,
                                 decoded, images, overfit,
-                                overfit_captioner, rgba_png)
+                                overfit_captioner, rgba_png, training_batch)
 from testing import build_optimizer, run_task_test
 
 pytestmark = pytest.mark.slow  # one overfit per decoder: ~10 s each
@@ -173,7 +173,9 @@ def test_augmentation_shifts_training_pixels_only():
     assert not np.array_equal(first, second) and not np.array_equal(first, pixels)
     assert first.min() >= 0 and first.max() <= 255
     np.testing.assert_array_equal(encoder.augment(pixels, training=False), pixels)
-    data = model.preprocessor.training_dataset(EXAMPLES, [12], batch_size=8)
+    # The overfits' batch (the same preprocessor's, built once per worker): the pixels are
+    # augmented in the model, whatever dataset brings them.
+    data = tf.data.Dataset.from_tensors(training_batch(model))
     assert np.isfinite(build_optimizer(model).fit(data, epochs=1, verbose=0).history["loss"][0])
     assert model.training_examples(data) is data  # fresh pixels each step: nothing cached
 
