@@ -6,7 +6,7 @@ import pytest
 
 import kseq
 from kseq.data.datasets.shapes_captions import shapes_captions
-from testing import build_optimizer, first_batch
+from testing import build_optimizer, training_batches
 
 IMAGE_SIZE = 32
 EXAMPLES = shapes_captions(train_size=16, valid_size=0, test_size=0, image_size=IMAGE_SIZE,
@@ -22,25 +22,21 @@ def build(decoder="transformer"):
                                                    "label_smoothing": 0.0}}, **TINY)
 
 
-def training_batch(model):
-    """The one training batch of all 16 scenes (`training_dataset(EXAMPLES, [12],
-    batch_size=16, shuffle=False)`'s only batch), built once per worker: every captioner
-    of `build` (either decoder, with or without augmentation) has the same preprocessor,
-    and building the dataset costs 2-3 s CPU (`testing.first_batch`)."""
-    batch = first_batch(model.preprocessor, EXAMPLES, 12, 16)
-    assert batch[1].shape[0] == len(EXAMPLES)  # all 16 scenes: the dataset's only batch
-    return batch
+def training_data(model):
+    """What `overfit` trains on: `model.preprocessor.training_dataset(EXAMPLES, [12],
+    batch_size=16, shuffle=False)`, its one batch of all 16 scenes built once per worker
+    (`testing.training_batches`): every captioner of `build` (either decoder, with or
+    without augmentation) has the same preprocessor, so the same batch."""
+    return training_batches(model.preprocessor, EXAMPLES, [12], 16)
 
 
 def overfit(decoder, epochs=150):
     # One batch of all 16 scenes a step: the transformer decoder reproduces every caption
     # (greedy and beam 4) from step 100 on, the attention RNN from step 80 on.
-    import tensorflow as tf
-
     keras.utils.set_random_seed(0)
     model = build_optimizer(build(decoder))
-    data = tf.data.Dataset.from_tensors(training_batch(model)).repeat(epochs)
-    model.fit(data, epochs=1, steps_per_epoch=epochs, verbose=0)
+    model.fit(training_data(model).repeat(epochs), epochs=1, steps_per_epoch=epochs,
+              verbose=0)
     return model
 
 

@@ -232,6 +232,44 @@ def first_batch(preprocessor, examples, boundary, batch_size):
     return _FIRST_BATCHES[key]
 
 
+_TRAINING_BATCHES = {}
+
+
+def training_batches(preprocessor, examples, boundaries, batch_size):
+    """`preprocessor.training_dataset(examples, boundaries, batch_size=batch_size,
+    shuffle=False)` as a dataset of its batches held in memory: the same tensors in the same
+    order with the same `element_spec`. The batches (tensors) are built once per worker for
+    each preprocessor configuration (vocabularies included) and examples, as `first_batch`'s;
+    each call makes a new dataset of them.
+
+    For the tests that train several models (or one model several times) on the same
+    unshuffled batches: building the training dataset costs 2-3 s CPU and each pass over
+    it more. The element spec is the original's (unknown batch size and lengths) because a
+    train step traced for known shapes runs other kernels: its float noise differs, and
+    after tens of Adam steps so do the weights; with it, training is bit for bit the same.
+    """
+    import functools
+
+    import tensorflow as tf
+
+    key = hashlib.sha256(json.dumps(
+        [preprocessor.get_config(), repr(examples), list(boundaries), batch_size],
+        sort_keys=True, default=repr).encode()).hexdigest()
+    if key not in _TRAINING_BATCHES:
+        dataset = preprocessor.training_dataset(examples, list(boundaries),
+                                                batch_size=batch_size, shuffle=False)
+        _TRAINING_BATCHES[key] = (tuple(dataset), dataset.element_spec)
+    batches, spec = _TRAINING_BATCHES[key]
+    data = functools.reduce(tf.data.Dataset.concatenate,
+                            [tf.data.Dataset.from_tensors(batch) for batch in batches])
+    # Each tensor's static shape relaxed to the original spec's (`placeholder_with_default`
+    # passes its input on with the shape it is given).
+    relax = lambda *batch: tf.nest.map_structure(
+        lambda tensor, want: tf.compat.v1.placeholder_with_default(tensor, want.shape),
+        batch if len(batch) > 1 else batch[0], spec)
+    return data.map(relax)
+
+
 def check_real_rows_step_equals_keras_step(build, examples, boundary, steps=2):
     """kseq's real-rows step and Keras's own, on identical copies: same logs and weights.
 

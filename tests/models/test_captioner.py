@@ -11,7 +11,7 @@ import tensorflow as tf
 import kseq
 from captioner_fixtures import (EXAMPLES, IMAGE_SIZE, TINY as TINY_OPTIONS, build, captions,
                                 decoded, images, overfit,
-                                overfit_captioner, rgba_png, training_batch)
+                                overfit_captioner, rgba_png, training_data)
 from testing import build_optimizer, run_task_test
 
 pytestmark = pytest.mark.slow  # one overfit per decoder: ~10 s each
@@ -173,9 +173,9 @@ def test_augmentation_shifts_training_pixels_only():
     assert not np.array_equal(first, second) and not np.array_equal(first, pixels)
     assert first.min() >= 0 and first.max() <= 255
     np.testing.assert_array_equal(encoder.augment(pixels, training=False), pixels)
-    # The overfits' batch (the same preprocessor's, built once per worker): the pixels are
-    # augmented in the model, whatever dataset brings them.
-    data = tf.data.Dataset.from_tensors(training_batch(model))
+    # The overfits' training data (the same preprocessor's, its batch built once per
+    # worker): the pixels are augmented in the model, whatever dataset brings them.
+    data = training_data(model)
     assert np.isfinite(build_optimizer(model).fit(data, epochs=1, verbose=0).history["loss"][0])
     assert model.training_examples(data) is data  # fresh pixels each step: nothing cached
 
