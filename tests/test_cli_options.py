@@ -235,3 +235,15 @@ def test_the_budget_note_names_a_target_only_when_the_stopped_call_had_it():
     assert cli._budget_note(args, (3, 120, 4)) == (
         "the 2.5-minute budget stopped training in epoch 4 (step 120); to finish epoch 4 and "
         "train N more: kseq train r.json --output 'runs/my run' --epochs N")
+
+
+def test_quiet_ends_with_its_command(capsys):
+    # main() is also called in-process (tests, notebooks): a --quiet command's ERROR level
+    # on the kseq logger would silence the warnings of every later call in that process.
+    import logging
+
+    logger = logging.getLogger("kseq")
+    before = logger.level
+    assert main(["presets", "--quiet"]) == 0
+    assert logger.level == before
+    capsys.readouterr()

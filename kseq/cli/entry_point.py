@@ -36,11 +36,20 @@ def main(argv=None):
     Run as the `kseq` command (no `argv`), TensorFlow's and absl's lines are filtered
     out of the process's stderr unless `--verbose`."""
     logging.basicConfig(level=logging.WARNING, format="kseq: %(message)s")
+    logger = logging.getLogger("kseq")
+    level = logger.level  # restored on return: `--quiet` must not outlive its command
+    try:
+        return _run(argv, logger)
+    finally:
+        logger.setLevel(level)
+
+
+def _run(argv, logger):
     try:
         args = _parse(argv)
         if isinstance(args, int):
             return args
-        logging.getLogger("kseq").setLevel(
+        logger.setLevel(
             logging.ERROR if args.quiet else logging.INFO if args.verbose else logging.NOTSET)
         if not args.verbose:
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

@@ -42,6 +42,19 @@ def test_tokenized_datasets_share_one_trace_of_the_preprocessor():
     assert pre.traces == 1
 
 
+def test_many_preprocessors_tracing_once_each_is_not_called_retracing():
+    # TensorFlow warns of "excessive retracing" when 5 of a function's last 10 calls traced,
+    # counting by the function's code: eight models each tracing once (a process that loads
+    # several, as a test worker does) must not read as one function retracing.
+    from testing import warnings_as_errors
+
+    with warnings_as_errors():
+        for _ in range(8):
+            pre = CountingPreprocessor()
+            pre.traced("__call__")(tf.constant(["1 plus 1"]), tf.constant(["2"]))
+            assert pre.traces == 1
+
+
 def test_training_dataset_tokenises_known_examples_once_for_every_epoch():
     pre = CountingPreprocessor()
     dataset = pre.training_dataset(PAIRS, [8], batch_size=5, seed=1)

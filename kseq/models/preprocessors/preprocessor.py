@@ -1,5 +1,6 @@
 """`Preprocessor`: what every task's preprocessor shares (the protocol is in the package doc)."""
 
+import functools
 import os
 
 import tensorflow as tf
@@ -88,8 +89,12 @@ class Preprocessor:
         cache = self.__dict__.setdefault("_traced", {})
         key = (method, autograph)
         if key not in cache:
-            cache[key] = tf.function(getattr(self, method), autograph=autograph,
-                                     reduce_retracing=True)
+            # A partial, not the bound method: TensorFlow counts traces per function code,
+            # so every model's first trace (many models in one process) would read as one
+            # function retracing and print its "excessive retracing" warning; a partial
+            # is counted on its own.
+            bound = functools.partial(getattr(self, method))
+            cache[key] = tf.function(bound, autograph=autograph, reduce_retracing=True)
         return cache[key]
 
     # The recipe's `training` batching keys (`boundaries`, `batch_size`, `token_budget`),
