@@ -312,9 +312,9 @@ def build_splits(records, sections=SECTIONS, valid_percent=10, test_percent=10, 
     found = {}  # text -> (section, source, package) of its first record; None if ambiguous
     background = {}  # text -> source of a background section's record
     for package, source, section, long_description in records:
-        in_background = section not in sections and (
-            background_sections == "all" or section in background_sections)
-        if section not in sections and not in_background:
+        in_background = section not in sections
+        if in_background and not (background_sections == "all"
+                                  or section in background_sections):
             continue
         cleaned = clean_description(long_description)
         text = (cleaned[:1] if paragraphs == "first" else [" ".join(cleaned)])[0] \
