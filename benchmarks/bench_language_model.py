@@ -6,7 +6,9 @@ a keras-hub sampler, every row in one run.
     .venv/bin/python benchmarks/bench_language_model.py --model runs/debian_descriptions_lm
 
 Rows (the recipe's data builder gives the texts; held-out = its **test** split, the n-gram
-weights and discounts tuned on its **valid** split, counts from its **train** split):
+weights and discounts tuned on its **valid** split, counts from every **train** text the model
+learnt from: its recipe's train split, and a pre-training stage's too: a preset's
+`sources.pretraining_data`, or the recipe of the run a fine-tuned run started from):
 
 - Baselines on the model's own tokens (its tokenizer; each text cut to `max_length - 1`
   tokens, then the end token, exactly the tokens `model.perplexity` scores; the counts are
@@ -279,6 +281,39 @@ def load_model(args):
     return model, recipe
 
 
+def trained_on(recipe, model_path=None):
+    """The data sections of every stage the model was trained on: the recipe's own, then
+    its source's when it was fine-tuned (`fine_tuning.from`, a run folder keeping its
+    recipe) or a preset's recorded `sources.pretraining_data`.
+
+    >>> trained_on({"data": {"builder": "b", "seed": 1},
+    ...             "sources": {"pretraining_data": {"builder": "b", "all": True}}})
+    [{'builder': 'b', 'seed': 1}, {'builder': 'b', 'all': True}]
+    """
+    from kseq import zoo
+
+    sections = [recipe["data"]]
+    pretraining = (recipe.get("sources") or {}).get("pretraining_data")
+    source = (recipe.get("fine_tuning") or {}).get("from")
+    if pretraining:
+        sections.append(pretraining)
+    elif source and os.path.isfile(os.path.join(source, "recipe.json")):
+        sections += trained_on(zoo.load_recipe(os.path.join(source, "recipe.json")))
+    return sections
+
+
+def ngram_train_texts(data_sections, limit=None):
+    """The train texts of every stage's data, each text once (first stage's order first):
+    the n-gram baselines count every text the model learnt from."""
+    from kseq import zoo
+
+    texts = {}
+    for data in data_sections:
+        for _, text in zoo.build_data({"data": data})["train"][:limit]:
+            texts.setdefault(text, None)
+    return list(texts)
+
+
 def token_sequences(model, texts):
     """The ids `model.perplexity` scores for each text: its tokens cut to `max_length - 1`,
     then the end token."""
@@ -457,8 +492,12 @@ def main(argv=None):
         splits = {name: pairs[: args.limit] for name, pairs in splits.items()}
     train, valid, test = splits["train"], splits["valid"], splits["test"]
     started = time.perf_counter()
+    stages = trained_on(recipe, args.model)
+    ngram_train = ngram_train_texts(stages, args.limit) if len(stages) > 1 else \
+        [t for _, t in train]
     sequences = {name: token_sequences(model, [t for _, t in pairs])
                  for name, pairs in splits.items()}
+    sequences["train"] = token_sequences(model, ngram_train)
     baselines = ngram_rows(sequences["train"], sequences["valid"], sequences["test"],
                            model.preprocessor.text_vocabulary_size, START_ID)
     ngram_seconds = time.perf_counter() - started
@@ -475,6 +514,7 @@ def main(argv=None):
     result = {
         "model": args.model or args.preset, "recipe_data": recipe.get("data"),
         "texts": {name: len(pairs) for name, pairs in splits.items()},
+        "trained_on": stages, "ngram_train_texts": len(ngram_train),
         "test_tokens": true.tokens, "categories": model.categories,
         "perplexity": {"model": true.perplexity, "model_cross_entropy": true.cross_entropy,
                        **{name: row["perplexity"] for name, row in baselines.items()}},

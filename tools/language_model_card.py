@@ -77,6 +77,19 @@ def row(name, figure, best=None):
     return f"| {name} | {figure:.2f} |" + (f" {figure / best:.3f} |" if best else " |")
 
 
+def training_line(result):
+    """The card's training line: the command(s), the hardware, validation per epoch (of the
+    pre-training run too when there was one)."""
+    epochs = result["validation_per_epoch"]
+    line = (f"* **Training**: `{result['command']}` on {result['hardware']}; "
+            f"{len(epochs)} epochs, validation perplexity per epoch {epochs}")
+    if result.get("pretraining_per_epoch"):
+        first = result["pretraining_per_epoch"]
+        line += (f" (fine-tuning; the pre-training run before it: {len(first)} epochs, "
+                 f"validation perplexity per epoch {first})")
+    return line + "."
+
+
 def card_text(preset, recipe, result):
     bench, weights = result["bench"], result["weights"]
     floors = bench["floors"]
@@ -89,13 +102,13 @@ def card_text(preset, recipe, result):
              f"* **Domain**: {recipe.get('domain', '-')}. English package descriptions "
              "of the six sections; other text was not measured.",
              f"* **Data**: builder `{recipe['data']['builder']}` {json.dumps(recipe['data'])}; "
-             f"texts {json.dumps(bench['texts'])}. {LICENCE}",
+             f"texts {json.dumps(bench['texts'])}"
+             + (f"; pre-trained on {json.dumps(bench['trained_on'][1:])[1:-1]}"
+                if len(bench.get("trained_on", [])) > 1 else "") + f". {LICENCE}",
              f"* **Model**: {json.dumps(recipe['model'], ensure_ascii=False)}; "
              f"{result['parameters']:,} parameters; weights file "
              f"{weights['bytes'] / 1e6:.2f} MB ({weights['dtype']}, no optimizer state).",
-             f"* **Training**: `{result['command']}` on {result['hardware']}; "
-             f"{len(result['validation_per_epoch'])} epochs, validation perplexity per epoch "
-             f"{result['validation_per_epoch']}.",
+             training_line(result),
              f"* **Test perplexity** ({bench['test_tokens']:,} tokens of "
              f"{bench['texts']['test']:,} texts, the model's WordPiece tokens, end token "
              f"included; each text with its own section): **{model_ppl:.2f}**, "
@@ -106,8 +119,11 @@ def card_text(preset, recipe, result):
     for name, figure in sorted(bench["perplexity"].items(), key=lambda item: -item[1]):
         if name not in ("model", "model_cross_entropy"):
             lines.append(row(name.replace("_", " "), figure, best))
-    lines += ["", "The n-gram models count the train split, tune their interpolation weights "
-              "(EM) or Kneser-Ney discounts on the valid split and never see the section.", "",
+    lines += ["", f"The n-gram models count every train text the model learnt from "
+              f"({bench.get('ngram_train_texts', bench['texts']['train']):,} texts"
+              f"{', both stages' if len(bench.get('trained_on', [])) > 1 else ''}), tune their "
+              "interpolation weights (EM) or Kneser-Ney discounts on the valid split and never "
+              "see the section.", "",
               f"* **The section is worth it**: test perplexity {conditioning['perplexity_true']:.2f}"
               f" with each text's own section, {conditioning['perplexity_wrong']:.2f} with a "
               f"wrong one (the mean cross-entropy over the five others): ratio "
@@ -158,6 +174,8 @@ def main():
     parser.add_argument("--model", default=None, help="a kseq train run folder")
     parser.add_argument("--write-weights", action="store_true")
     parser.add_argument("--command", default=None, help="the training command (for the card)")
+    parser.add_argument("--pretraining", default=None,
+                        help="the run folder --model was fine-tuned from (its history)")
     parser.add_argument("--bench", default=None, help="reuse this bench_language_model JSON")
     args = parser.parse_args()
     recipe = {k: v for k, v in catalog.preset_recipe(args.preset).items() if k != "weights"}
@@ -184,10 +202,11 @@ def main():
         if os.path.isfile(os.path.join(ROOT, "benchmarks", "results",
                                        f"card_{args.preset}.json")) else {}
     result["command"] = args.command or previous.get("command", f"kseq train {args.preset}")
-    rows = preset_card.training_history(args.model)
-    result["validation_per_epoch"] = [round(r["val_perplexity"], 1) for r in rows
-                                      if "val_perplexity" in r] or \
-        previous.get("validation_per_epoch", [])
+    for key, run in (("validation_per_epoch", args.model),
+                     ("pretraining_per_epoch", args.pretraining)):
+        rows = preset_card.training_history(run)
+        result[key] = [round(r["val_perplexity"], 1) for r in rows
+                       if "val_perplexity" in r] or previous.get(key, [])
     del model
     if args.bench:
         result["bench"] = harness.read(args.bench)
