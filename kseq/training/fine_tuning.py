@@ -52,6 +52,7 @@ from kseq.errors import KseqError
 FINE_TUNING = {
     "translator": {"peak_learning_rate": 5e-4, "warmup_steps": 30, "epochs": 8},
     "captioner": {"peak_learning_rate": 5e-4, "warmup_steps": 30, "epochs": 8},
+    "language_model": {"peak_learning_rate": 5e-4, "warmup_steps": 30, "epochs": 8},
     "classifier": {"peak_learning_rate": 2e-3, "warmup_steps": 20, "epochs": 6},
     "tagger": {"peak_learning_rate": 2e-3, "warmup_steps": 20, "epochs": 6},
 }

@@ -291,6 +291,29 @@ def test_ctranslate2_export_generates_as_the_keras_model(trained, tmp_path, caps
         trained["gru"].export_ctranslate2(str(tmp_path / "gru"))
 
 
+@pytest.mark.slow  # a fine-tuning run traced and trained
+def test_cli_fine_tunes_a_language_model_on_new_texts(trained, tmp_path, capsys, monkeypatch):
+    from kseq.cli import main
+    from kseq.training import load_trained
+
+    monkeypatch.setenv("KSEQ_HOME", str(tmp_path / "home"))
+    source, run = str(tmp_path / "lm.keras"), str(tmp_path / "run")
+    trained["transformer"].save(source)
+    twos = [("up", " ".join(WORDS[start::2][:length]))  # counting in twos: new to the source
+            for start in (0, 1) for length in (2, 3, 4)]
+    lines = "".join(f"{category}\t{text}\n" for category, text in twos)
+    (tmp_path / "twos.tsv").write_text(lines * 20, encoding="utf-8")
+    (tmp_path / "valid.tsv").write_text(lines, encoding="utf-8")
+    before = trained["transformer"].perplexity(twos).perplexity
+    assert main(["train", "--from", source, "--data", str(tmp_path / "twos.tsv"), "--valid",
+                 str(tmp_path / "valid.tsv"), "--output", run, "--epochs", "5",
+                 "--learning-rate", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "(a language_model, " in out and "peak learning rate 0.01, warm-up 30 steps" in out
+    after = load_trained(run).perplexity(twos).perplexity
+    assert after < 0.5 * before, (before, after)
+
+
 def test_data_files_are_text_lines_split_by_the_text(tmp_path):
     import gzip
 
