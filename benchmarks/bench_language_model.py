@@ -281,16 +281,17 @@ def load_model(args):
     return model, recipe
 
 
-def trained_on(recipe, model_path=None):
+def trained_on(recipe):
     """The data sections of every stage the model was trained on: the recipe's own, then
-    its source's when it was fine-tuned (`fine_tuning.from`, a run folder keeping its
-    recipe) or a preset's recorded `sources.pretraining_data`.
+    a preset's recorded `sources.pretraining_data`, or, for a fine-tuned run, those of its
+    source (`fine_tuning.from`: a run folder keeping its recipe, or a preset).
 
     >>> trained_on({"data": {"builder": "b", "seed": 1},
     ...             "sources": {"pretraining_data": {"builder": "b", "all": True}}})
     [{'builder': 'b', 'seed': 1}, {'builder': 'b', 'all': True}]
     """
     from kseq import zoo
+    from kseq.presets.catalog import is_preset, preset_recipe
 
     sections = [recipe["data"]]
     pretraining = (recipe.get("sources") or {}).get("pretraining_data")
@@ -299,6 +300,8 @@ def trained_on(recipe, model_path=None):
         sections.append(pretraining)
     elif source and os.path.isfile(os.path.join(source, "recipe.json")):
         sections += trained_on(zoo.load_recipe(os.path.join(source, "recipe.json")))
+    elif source and not os.path.exists(source) and is_preset(source):
+        sections += trained_on(preset_recipe(source))
     return sections
 
 
@@ -492,7 +495,7 @@ def main(argv=None):
         splits = {name: pairs[: args.limit] for name, pairs in splits.items()}
     train, valid, test = splits["train"], splits["valid"], splits["test"]
     started = time.perf_counter()
-    stages = trained_on(recipe, args.model)
+    stages = trained_on(recipe)
     ngram_train = ngram_train_texts(stages, args.limit) if len(stages) > 1 else \
         [t for _, t in train]
     sequences = {name: token_sequences(model, [t for _, t in pairs])
