@@ -475,7 +475,7 @@ def main(argv=None):
     parser.add_argument("--model", default=None,
                         help="a run folder or .keras file to measure instead of the preset's "
                              "weights (its recipe's data)")
-    parser.add_argument("--samples", type=int, default=50, help="sampled texts per category")
+    parser.add_argument("--samples", type=int, default=100, help="sampled texts per category")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--gen-length", type=int, default=64,
                         help="tokens per generated row in the speed rows (start included)")

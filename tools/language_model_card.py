@@ -154,8 +154,9 @@ def card_text(preset, recipe, result):
               f"{preset}` (JSON: `benchmarks/results/card_{preset}.json`, "
               f"`benchmarks/results/bench_language_model.json`).", "",
               "## Ten sampled texts per section", "",
-              "Drawn with `model.generate([\"\"] * 50, category=SECTION, sample=True, "
-              "top_p=0.9, seed=...)` (the first ten of the benchmark's samples), unedited.", ""]
+              f"Drawn with `model.generate([\"\"] * {bench['samples_per_category']}, "
+              "category=SECTION, sample=True, top_p=0.9, seed=...)` (the first ten of the "
+              "benchmark's samples), unedited.", ""]
     for category, texts in bench["sample_texts"].items():
         lines += [f"### {category}", ""] + [f"{i}. {text}" for i, text in
                                              enumerate(texts, 1)] + [""]
