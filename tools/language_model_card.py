@@ -2,8 +2,8 @@
 
     # a kseq train run folder -> the float16 weights file, the catalog entry, the benchmark, the card
     .venv/bin/python tools/language_model_card.py --preset debian_descriptions_lm \\
-        --model runs/debian_descriptions_lm --write-weights \\
-        --command "tools/train_debian_descriptions_lm.sh (kseq train ... --minutes 33)"
+        --model runs/debian_descriptions_lm --pretraining runs/debian_all_sections_lm \\
+        --write-weights --command "tools/train_debian_descriptions_lm.sh (kseq train ...)"
     # the shipped weights -> the benchmark and the card (the weights file is not rewritten)
     .venv/bin/python tools/language_model_card.py --preset debian_descriptions_lm
 
