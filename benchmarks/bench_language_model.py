@@ -306,16 +306,20 @@ def trained_on(recipe):
     return sections
 
 
-def ngram_train_texts(data_sections, limit=None):
-    """The train texts of every stage's data, each text once (first stage's order first):
-    the n-gram baselines count every text the model learnt from."""
+def ngram_train_texts(train, earlier_stages, limit=None):
+    """The texts the n-gram baselines count: the recipe's `train` pairs' texts, then each
+    earlier stage's train texts (`trained_on`'s data sections after the first) not already
+    among them: every text the model learnt from."""
     from kseq import zoo
 
-    texts = {}
-    for data in data_sections:
+    texts = [text for _, text in train]
+    seen = set(texts)
+    for data in earlier_stages:
         for _, text in zoo.build_data({"data": data})["train"][:limit]:
-            texts.setdefault(text, None)
-    return list(texts)
+            if text not in seen:
+                seen.add(text)
+                texts.append(text)
+    return texts
 
 
 def token_sequences(model, texts):
@@ -497,11 +501,10 @@ def main(argv=None):
     train, valid, test = splits["train"], splits["valid"], splits["test"]
     started = time.perf_counter()
     stages = trained_on(recipe)
-    ngram_train = ngram_train_texts(stages, args.limit) if len(stages) > 1 else \
-        [t for _, t in train]
-    sequences = {name: token_sequences(model, [t for _, t in pairs])
-                 for name, pairs in splits.items()}
-    sequences["train"] = token_sequences(model, ngram_train)
+    ngram_train = ngram_train_texts(train, stages[1:], args.limit)
+    sequences = {"train": token_sequences(model, ngram_train),
+                 **{name: token_sequences(model, [t for _, t in splits[name]])
+                    for name in ("valid", "test")}}
     baselines = ngram_rows(sequences["train"], sequences["valid"], sequences["test"],
                            model.preprocessor.text_vocabulary_size, START_ID)
     ngram_seconds = time.perf_counter() - started
